@@ -1,0 +1,219 @@
+//! The device layer: thread, block and grid indices, barriers and launch-sized shared
+//! memory, in Rust-CUDA's vocabulary (`thread::thread_idx_x()`, `thread::sync_threads()`).
+//!
+//! This is the only file that touches an nvptx intrinsic. On the host the same functions
+//! exist so that kernel bodies type-check and lint there, but calling one panics: kernels
+//! only run on the GPU.
+
+#[cfg(target_arch = "nvptx64")]
+use core::arch::nvptx;
+
+/// Defines `pub fn $name() -> u32` reading one special register on the GPU.
+macro_rules! special_register {
+    ($($(#[$doc:meta])* $name:ident => $intrinsic:ident;)*) => {$(
+        $(#[$doc])*
+        #[inline(always)]
+        pub fn $name() -> u32 {
+            #[cfg(target_arch = "nvptx64")]
+            // SAFETY: reading a special register has no preconditions inside a kernel.
+            unsafe { super::nvptx::$intrinsic() }
+            #[cfg(not(target_arch = "nvptx64"))]
+            super::host_call(stringify!($name))
+        }
+    )*};
+}
+
+/// Thread, block and grid coordinates (CUDA's `threadIdx`, `blockIdx`, `blockDim`,
+/// `gridDim`) and the block-wide barrier.
+pub mod thread {
+    special_register! {
+        /// `threadIdx.x`
+        thread_idx_x => _thread_idx_x;
+        /// `threadIdx.y`
+        thread_idx_y => _thread_idx_y;
+        /// `threadIdx.z`
+        thread_idx_z => _thread_idx_z;
+        /// `blockIdx.x`
+        block_idx_x => _block_idx_x;
+        /// `blockIdx.y`
+        block_idx_y => _block_idx_y;
+        /// `blockIdx.z`
+        block_idx_z => _block_idx_z;
+        /// `blockDim.x`
+        block_dim_x => _block_dim_x;
+        /// `blockDim.y`
+        block_dim_y => _block_dim_y;
+        /// `blockDim.z`
+        block_dim_z => _block_dim_z;
+        /// `gridDim.x`
+        grid_dim_x => _grid_dim_x;
+    }
+
+    /// `__syncthreads()`: waits until every thread of the block has reached it, and makes
+    /// the block's shared-memory writes before it visible to the block after it.
+    #[inline(always)]
+    pub fn sync_threads() {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: a barrier has no memory preconditions; callers keep it block-uniform.
+        unsafe {
+            super::nvptx::_syncthreads()
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        super::host_call("sync_threads")
+    }
+}
+
+/// Aborts the kernel: the launch fails and the host reports the error.
+#[inline(always)]
+pub fn trap() -> ! {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: `trap` only ends the kernel.
+    unsafe {
+        nvptx::trap()
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    host_call("trap")
+}
+
+/// The start of the block's launch-sized (dynamic) shared memory. Every call in a block
+/// returns the same address; the host sets the size at launch from the kernel's constants.
+#[inline(always)]
+fn dynamic_shared_memory<T>() -> *mut T {
+    #[cfg(target_arch = "nvptx64")]
+    return core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<T>();
+    #[cfg(not(target_arch = "nvptx64"))]
+    host_call("dynamic_shared_memory")
+}
+
+#[cfg(not(target_arch = "nvptx64"))]
+#[cold]
+fn host_call(name: &str) -> ! {
+    panic!("gpu_kernels::device::{name} only runs inside a GPU kernel")
+}
+
+/// A one-dimensional array of `T` in the block's launch-sized shared memory, starting
+/// `offset` elements of `T` from its start (so one block can hold several arrays).
+///
+/// Accesses are unchecked: the kernel's constants and the host's launch size guarantee
+/// that every index is in bounds, and threads synchronise with
+/// [`thread::sync_threads`] between writes and reads of other threads' elements.
+#[derive(Clone, Copy)]
+pub struct SharedArray<T> {
+    base: *mut T,
+}
+
+impl<T: Copy> SharedArray<T> {
+    /// The array at `offset` elements into the launch-sized shared memory.
+    ///
+    /// # Safety
+    /// The launch must provide at least `offset` plus the array's length elements of
+    /// shared memory.
+    #[inline(always)]
+    pub unsafe fn at_offset(offset: usize) -> Self {
+        // SAFETY: in bounds of the launch-sized allocation, per the caller.
+        Self { base: unsafe { dynamic_shared_memory::<T>().add(offset) } }
+    }
+
+    /// `array[i]`.
+    ///
+    /// # Safety
+    /// `i` is in bounds, and no other thread writes element `i` concurrently.
+    #[inline(always)]
+    pub unsafe fn read(self, i: usize) -> T {
+        // SAFETY: per the caller.
+        unsafe { self.base.add(i).read() }
+    }
+
+    /// `array[i] = value`.
+    ///
+    /// # Safety
+    /// `i` is in bounds, and no other thread accesses element `i` concurrently.
+    #[inline(always)]
+    pub unsafe fn write(self, i: usize, value: T) {
+        // SAFETY: per the caller.
+        unsafe { self.base.add(i).write(value) }
+    }
+}
+
+/// A square `N × N` plane of `T` in shared memory, indexed `[y][x]` like the book's
+/// `in_s[threadIdx.y][threadIdx.x]`.
+#[derive(Clone, Copy)]
+pub struct SharedPlane<T, const N: usize> {
+    array: SharedArray<T>,
+}
+
+impl<T: Copy, const N: usize> SharedPlane<T, N> {
+    /// Elements in one plane.
+    pub const LEN: usize = N * N;
+
+    /// Plane number `index` of consecutive planes in the launch-sized shared memory.
+    ///
+    /// # Safety
+    /// The launch must provide at least `(index + 1) * N * N` elements of shared memory.
+    #[inline(always)]
+    pub unsafe fn nth(index: usize) -> Self {
+        // SAFETY: per the caller.
+        Self { array: unsafe { SharedArray::at_offset(index * Self::LEN) } }
+    }
+
+    /// `plane[y][x]`.
+    ///
+    /// # Safety
+    /// `y, x < N`, and no other thread writes that element concurrently.
+    #[inline(always)]
+    pub unsafe fn read(self, y: usize, x: usize) -> T {
+        // SAFETY: per the caller.
+        unsafe { self.array.read(y * N + x) }
+    }
+
+    /// `plane[y][x] = value`.
+    ///
+    /// # Safety
+    /// `y, x < N`, and no other thread accesses that element concurrently.
+    #[inline(always)]
+    pub unsafe fn write(self, y: usize, x: usize, value: T) {
+        // SAFETY: per the caller.
+        unsafe { self.array.write(y * N + x, value) }
+    }
+}
+
+/// An `N × N × N` cube of `T` in shared memory, indexed `[z][y][x]`.
+#[derive(Clone, Copy)]
+pub struct SharedCube<T, const N: usize> {
+    array: SharedArray<T>,
+}
+
+impl<T: Copy, const N: usize> SharedCube<T, N> {
+    /// Elements in the cube.
+    pub const LEN: usize = N * N * N;
+
+    /// The cube at the start of the launch-sized shared memory.
+    ///
+    /// # Safety
+    /// The launch must provide at least `N * N * N` elements of shared memory.
+    #[inline(always)]
+    pub unsafe fn new() -> Self {
+        // SAFETY: per the caller.
+        Self { array: unsafe { SharedArray::at_offset(0) } }
+    }
+
+    /// `cube[z][y][x]`.
+    ///
+    /// # Safety
+    /// `z, y, x < N`, and no other thread writes that element concurrently.
+    #[inline(always)]
+    pub unsafe fn read(self, z: usize, y: usize, x: usize) -> T {
+        // SAFETY: per the caller.
+        unsafe { self.array.read((z * N + y) * N + x) }
+    }
+
+    /// `cube[z][y][x] = value`.
+    ///
+    /// # Safety
+    /// `z, y, x < N`, and no other thread accesses that element concurrently.
+    #[inline(always)]
+    pub unsafe fn write(self, z: usize, y: usize, x: usize, value: T) {
+        // SAFETY: per the caller.
+        unsafe { self.array.write((z * N + y) * N + x, value) }
+    }
+}

@@ -1,0 +1,1 @@
+//! The ordered merge (PMPP chapter 12).

@@ -1,0 +1,52 @@
+//! The one error type of the host library: what failed, and what to do about it.
+
+use cudarc::driver::DriverError;
+use cudarc::driver::sys::cudaError_enum;
+
+/// Everything a host function can fail with.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// `libcuda` could not be loaded.
+    #[error(
+        "no CUDA driver found (libcuda.so could not be loaded): run on a machine with an NVIDIA GPU and its driver installed"
+    )]
+    NoDriver,
+    /// The driver loaded but has no (such) device.
+    #[error("no CUDA GPU found: {0}")]
+    NoDevice(String),
+    /// A grid shape, size or count the kernels cannot take.
+    #[error("bad shape: {0}")]
+    BadShape(String),
+    /// Any other argument out of range.
+    #[error("bad argument: {0}")]
+    BadArgument(String),
+    /// Device or host memory is too small for the request.
+    #[error("out of memory: {0}")]
+    OutOfMemory(String),
+    /// The embedded PTX could not be loaded, or an entry point is missing from it.
+    #[error("could not load the kernels' PTX ({what}): {source}; rebuild, or set GPU_KERNELS_ARCH to a target this GPU supports")]
+    PtxLoad { what: String, source: DriverError },
+    /// A CUDA call failed (a launch, a copy, a synchronisation).
+    #[error("CUDA error while {what}: {source}")]
+    Cuda { what: String, source: DriverError },
+}
+
+/// Result of the host library.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// Attaches "while doing what" to a failed CUDA call; out-of-memory gets its own variant.
+pub(crate) trait CudaContext<T> {
+    fn context(self, what: impl FnOnce() -> String) -> Result<T>;
+}
+
+impl<T> CudaContext<T> for std::result::Result<T, DriverError> {
+    fn context(self, what: impl FnOnce() -> String) -> Result<T> {
+        self.map_err(|source| match source.0 {
+            cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY => {
+                Error::OutOfMemory(format!("the GPU ran out of memory while {}", what()))
+            }
+            cudaError_enum::CUDA_ERROR_NO_DEVICE => Error::NoDevice(what()),
+            _ => Error::Cuda { what: what(), source },
+        })
+    }
+}

@@ -1,0 +1,212 @@
+//! The GPU context: one device, one stream, and the kernels' PTX module loaded once.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use cudarc::driver::sys::{self, CUdevice_attribute};
+use cudarc::driver::{
+    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr,
+};
+use cudarc::nvrtc::Ptx;
+use gpu_kernels::KernelParam;
+
+use crate::error::{CudaContext as _, Error, Result};
+
+/// The kernels, compiled from `gpu-kernels` by the build script (nested nvptx64 build).
+pub const PTX: &str = include_str!(env!("GPU_KERNELS_PTX"));
+/// The architecture the PTX was built for (`GPU_KERNELS_ARCH`, default sm_70).
+pub const PTX_ARCH: &str = env!("GPU_KERNELS_ARCH");
+
+/// What the host reports about the GPU it runs on.
+#[derive(Clone, Debug)]
+pub struct GpuInfo {
+    pub ordinal: usize,
+    pub name: String,
+    pub compute_capability: (i32, i32),
+    pub multiprocessors: i32,
+    pub l2_bytes: i32,
+    pub total_memory: usize,
+    /// CUDA version the driver supports, e.g. `(13, 0)`.
+    pub driver_cuda_version: (i32, i32),
+}
+
+/// One GPU with the kernels' module loaded, and the stream all work runs on.
+pub struct Gpu {
+    pub info: GpuInfo,
+    ctx: Arc<CudaContext>,
+    stream: Arc<CudaStream>,
+    module: Arc<CudaModule>,
+    functions: Mutex<HashMap<String, CudaFunction>>,
+}
+
+impl Gpu {
+    /// Opens GPU `ordinal` and loads the PTX module.
+    ///
+    /// Fails with [`Error::NoDriver`] when `libcuda` cannot be loaded, and with
+    /// [`Error::NoDevice`] when there is no GPU with that ordinal.
+    pub fn new(ordinal: usize) -> Result<Self> {
+        // SAFETY: only probes whether the shared library can be loaded.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(Error::NoDriver);
+        }
+        let count = CudaContext::device_count().context(|| "initialising the CUDA driver".into())?;
+        if ordinal >= count.max(0) as usize {
+            return Err(Error::NoDevice(format!(
+                "GPU {ordinal} was asked for, but the driver sees {count} GPU(s)"
+            )));
+        }
+        let ctx = CudaContext::new(ordinal).context(|| format!("creating a context on GPU {ordinal}"))?;
+        // One stream, used in order: cudarc's per-buffer event tracking would only add
+        // host work to every launch.
+        // SAFETY: all work of this context goes to the one stream below.
+        unsafe { ctx.disable_event_tracking() };
+        let stream = ctx.default_stream();
+        let module = ctx
+            .load_module(Ptx::from_src(PTX))
+            .map_err(|source| Error::PtxLoad { what: format!("PTX for {PTX_ARCH}"), source })?;
+        let attribute = |a| ctx.attribute(a).context(|| format!("reading device attribute {a:?}"));
+        let mut driver_version = 0;
+        // SAFETY: writes one int.
+        unsafe { sys::cuDriverGetVersion(&mut driver_version) }
+            .result()
+            .context(|| "reading the driver version".into())?;
+        let info = GpuInfo {
+            ordinal,
+            name: ctx.name().context(|| "reading the device name".into())?,
+            compute_capability: ctx.compute_capability().context(|| "reading the compute capability".into())?,
+            multiprocessors: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
+            l2_bytes: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
+            total_memory: ctx.total_mem().context(|| "reading the memory size".into())?,
+            driver_cuda_version: (driver_version / 1000, driver_version % 1000 / 10),
+        };
+        Ok(Self { info, ctx, stream, module, functions: Mutex::new(HashMap::new()) })
+    }
+
+    /// The stream all work of this GPU runs on.
+    pub fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The kernel entry point `name` of the PTX module (looked up once, then cached).
+    pub fn function(&self, name: &str) -> Result<CudaFunction> {
+        let mut functions = self.functions.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(f) = functions.get(name) {
+            return Ok(f.clone());
+        }
+        let f = self
+            .module
+            .load_function(name)
+            .map_err(|source| Error::PtxLoad { what: format!("entry point {name}"), source })?;
+        functions.insert(name.to_owned(), f.clone());
+        Ok(f)
+    }
+
+    /// Free and total device memory in bytes.
+    pub fn memory(&self) -> Result<(usize, usize)> {
+        self.ctx.mem_get_info().context(|| "reading free device memory".into())
+    }
+
+    /// An uninitialised device buffer of `len` elements; fails with a clear
+    /// [`Error::OutOfMemory`] when it cannot fit.
+    pub fn alloc<T: DeviceRepr>(&self, len: usize) -> Result<CudaSlice<T>> {
+        let bytes = len.checked_mul(size_of::<T>()).ok_or_else(|| {
+            Error::OutOfMemory(format!("{len} elements of {} bytes overflow the address space", size_of::<T>()))
+        })?;
+        let (free, _) = self.memory()?;
+        if bytes > free {
+            return Err(Error::OutOfMemory(format!(
+                "a buffer of {} needs more than the {} free on {}",
+                human_bytes(bytes),
+                human_bytes(free),
+                self.info.name
+            )));
+        }
+        // SAFETY: callers write the buffer before reading it (or poison it).
+        unsafe { self.stream.alloc::<T>(len) }.context(|| format!("allocating {}", human_bytes(bytes)))
+    }
+
+    /// Copies `host` to a new device buffer.
+    pub fn upload<T: DeviceRepr>(&self, host: &[T]) -> Result<CudaSlice<T>> {
+        let mut buffer = self.alloc(host.len())?;
+        self.stream
+            .memcpy_htod(host, &mut buffer)
+            .context(|| format!("copying {} to the GPU", human_bytes(size_of_val(host))))?;
+        Ok(buffer)
+    }
+
+    /// Copies a device buffer back to the host (waits for the stream).
+    pub fn download<T: DeviceRepr + Default + Clone>(&self, buffer: &CudaSlice<T>) -> Result<Vec<T>> {
+        self.stream
+            .clone_dtoh(buffer)
+            .context(|| format!("copying {} from the GPU", human_bytes(buffer.num_bytes())))
+    }
+
+    /// Fills every byte of `buffer` with `0xFF` (NaN for floats, `-1`/`MAX` for integers),
+    /// so that an element a kernel fails to write shows up in the check.
+    pub fn poison<T: DeviceRepr>(&self, buffer: &mut CudaSlice<T>) -> Result<()> {
+        let bytes = buffer.num_bytes();
+        let (ptr, _sync) = buffer.device_ptr_mut(&self.stream);
+        // SAFETY: `ptr` is valid for `bytes` bytes, and the memset is ordered on our stream.
+        unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xFF, bytes, self.stream.cu_stream()) }
+            .context(|| "poisoning an output buffer".into())
+    }
+
+    /// Copies `src` into `dst` on the device.
+    pub fn copy<T: DeviceRepr>(&self, src: &CudaSlice<T>, dst: &mut CudaSlice<T>) -> Result<()> {
+        self.stream.memcpy_dtod(src, dst).context(|| "copying on the device".into())
+    }
+
+    /// Waits until all work queued on the stream has finished; reports launch failures.
+    pub fn synchronize(&self) -> Result<()> {
+        self.stream.synchronize().context(|| "waiting for the GPU".into())
+    }
+
+    /// A pair of timing events on this GPU's stream.
+    pub fn timer(&self) -> Result<Timer<'_>> {
+        let event = || {
+            self.ctx
+                .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
+                .context(|| "creating a timing event".into())
+        };
+        Ok(Timer { gpu: self, start: event()?, end: event()? })
+    }
+}
+
+/// Times work on the GPU's stream with CUDA events.
+pub struct Timer<'a> {
+    gpu: &'a Gpu,
+    start: CudaEvent,
+    end: CudaEvent,
+}
+
+impl Timer<'_> {
+    /// Runs `work` (which queues GPU work) between two events and returns the GPU time in
+    /// milliseconds, after waiting for it to finish.
+    pub fn time(&self, work: impl FnOnce() -> Result<()>) -> Result<f64> {
+        self.start.record(&self.gpu.stream).context(|| "recording a timing event".into())?;
+        work()?;
+        self.end.record(&self.gpu.stream).context(|| "recording a timing event".into())?;
+        self.end.synchronize().context(|| "waiting for the timed work".into())?;
+        let ms = self.start.elapsed_ms(&self.end).context(|| "reading a timing event".into())?;
+        Ok(f64::from(ms))
+    }
+}
+
+/// A value passed to a kernel by value, e.g. `&ByValue(grid)`.
+#[repr(transparent)]
+#[derive(Clone, Copy, Debug)]
+pub struct ByValue<T>(pub T);
+
+// SAFETY: `KernelParam` types are `#[repr(C)]` plain data with the same layout on both sides.
+unsafe impl<T: KernelParam> DeviceRepr for ByValue<T> {}
+
+/// `1.07 GB`-style size, decimal units as bandwidths are quoted.
+pub fn human_bytes(bytes: usize) -> String {
+    let b = bytes as f64;
+    match b {
+        b if b >= 1e9 => format!("{:.2} GB", b / 1e9),
+        b if b >= 1e6 => format!("{:.2} MB", b / 1e6),
+        b if b >= 1e3 => format!("{:.2} kB", b / 1e3),
+        _ => format!("{bytes} B"),
+    }
+}

@@ -1,0 +1,1 @@
+//! The ordered merge on the host.

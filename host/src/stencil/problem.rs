@@ -1,0 +1,93 @@
+//! A stencil problem on the GPU: the input, two buffers that ping-pong over time steps,
+//! and timed launches of any variant.
+
+use cudarc::driver::{CudaSlice, PushKernelArg};
+use gpu_kernels::stencil::{Coeffs, Grid3};
+use ndarray::{Array3, ArrayView3};
+
+use super::{StencilVariant, grid_of};
+use crate::error::CudaContext as _;
+use crate::gpu::ByValue;
+use crate::{Element, Error, Gpu, Result};
+
+/// Device buffers for one grid: the untouched input and two ping-pong buffers.
+pub struct StencilProblem<'g, T: Element> {
+    gpu: &'g Gpu,
+    grid: Grid3,
+    coeffs: Coeffs<T>,
+    input: CudaSlice<T>,
+    buffers: [CudaSlice<T>; 2],
+    /// Which of `buffers` holds the result of the last run.
+    result: Option<usize>,
+}
+
+impl<'g, T: Element> StencilProblem<'g, T> {
+    /// Uploads `input`, of shape `(nz, ny, nx)` with every extent at least 3.
+    pub fn new(gpu: &'g Gpu, input: ArrayView3<T>, coeffs: Coeffs<T>) -> Result<Self> {
+        let (nz, ny, nx) = input.dim();
+        let grid = grid_of(nz, ny, nx)?;
+        let input = input.as_standard_layout();
+        let host = input.as_slice().expect("standard layout is contiguous");
+        let input = gpu.upload(host)?;
+        let buffers = [gpu.alloc(grid.len())?, gpu.alloc(grid.len())?];
+        Ok(Self { gpu, grid, coeffs, input, buffers, result: None })
+    }
+
+    /// The grid's shape.
+    pub fn grid(&self) -> Grid3 {
+        self.grid
+    }
+
+    /// Runs `steps` time steps of `variant` from the input and returns the GPU time of the
+    /// steps in milliseconds (CUDA events; the reset of the buffers is not timed). The first
+    /// step's output buffer is poisoned with NaN beforehand, so unwritten points show.
+    pub fn run(&mut self, variant: StencilVariant, steps: usize) -> Result<f64> {
+        if steps == 0 {
+            return Err(Error::BadArgument("the number of time steps must be at least 1".into()));
+        }
+        let function = self.gpu.function(&variant.entry_point(T::NAME))?;
+        let config = variant.launch_config(self.grid, size_of::<T>())?;
+        let [ping, pong] = &mut self.buffers;
+        self.gpu.copy(&self.input, ping)?;
+        self.gpu.poison(pong)?;
+        self.result = None;
+        let (grid, coeffs) = (ByValue(self.grid), ByValue(self.coeffs));
+        let stream = self.gpu.stream();
+        let ms = self.gpu.timer()?.time(|| {
+            for step in 0..steps {
+                let (src, dst) = if step % 2 == 0 { (&*ping, &mut *pong) } else { (&*pong, &mut *ping) };
+                let mut launch = stream.launch_builder(&function);
+                launch.arg(src).arg(dst).arg(&grid).arg(&coeffs);
+                // SAFETY: the entry point takes (input, output, Grid3, Coeffs<T>); both
+                // buffers hold `grid.len()` elements; `config` comes from the same constants
+                // as the kernel's tile sizes.
+                unsafe { launch.launch(config) }
+                    .context(|| format!("launching the {variant} {} kernel", T::NAME))?;
+            }
+            Ok(())
+        });
+        let ms = ms.map_err(|e| match e {
+            Error::Cuda { source, .. } => Error::Cuda { what: format!("running the {variant} {} kernel", T::NAME), source },
+            other => other,
+        })?;
+        self.result = Some(steps % 2);
+        Ok(ms)
+    }
+
+    /// GPU time in milliseconds of a device-to-device copy of the whole grid: the same
+    /// bytes read and written as one stencil step, the ceiling a step can approach.
+    pub fn copy_ms(&mut self) -> Result<f64> {
+        let [ping, _] = &mut self.buffers;
+        let ms = self.gpu.timer()?.time(|| self.gpu.copy(&self.input, ping))?;
+        self.result = None;
+        Ok(ms)
+    }
+
+    /// The result of the last [`run`](Self::run), shaped `(nz, ny, nx)`.
+    pub fn output(&self) -> Result<Array3<T>> {
+        let index = self.result.ok_or_else(|| Error::BadArgument("no stencil has run on this problem yet".into()))?;
+        let host = self.gpu.download(&self.buffers[index])?;
+        let Grid3 { nx, ny, nz } = self.grid;
+        Ok(Array3::from_shape_vec((nz as usize, ny as usize, nx as usize), host).expect("buffer holds the grid"))
+    }
+}

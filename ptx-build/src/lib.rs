@@ -1,0 +1,181 @@
+//! The one PTX build path: compiles `gpu-kernels` for `nvptx64-nvidia-cuda` with a nested
+//! `cargo rustc` and returns the PTX file. The host's build script calls [`PtxBuild::run`]
+//! (so `cargo run` / `cargo test` need no extra step) and `cargo xtask build-ptx` calls the
+//! same function before its `ptxas` report.
+//!
+//! The nested cargo runs in its own target directory (the outer build holds the lock on
+//! the normal one), with the outer build's `CARGO_*`, `RUSTC*` and `RUSTFLAGS` variables
+//! removed, and `-Ctarget-cpu` passed through `CARGO_ENCODED_RUSTFLAGS`.
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The LLVM target the kernels are compiled for.
+pub const TARGET: &str = "nvptx64-nvidia-cuda";
+/// Environment variable that picks the PTX target architecture, e.g. `sm_90`.
+pub const ARCH_ENV: &str = "GPU_KERNELS_ARCH";
+/// Default architecture: PTX for `sm_70` is JIT-compiled by the driver on every GPU from
+/// Volta (sm_70) up.
+pub const DEFAULT_ARCH: &str = "sm_70";
+/// The crate that holds the kernels.
+pub const KERNEL_CRATE: &str = "gpu-kernels";
+
+/// What went wrong while building the PTX.
+#[derive(Debug)]
+pub enum Error {
+    /// The architecture is not of the form `sm_XY`.
+    BadArch(String),
+    /// The nested cargo could not be started.
+    Spawn(String, std::io::Error),
+    /// The nested cargo failed; its standard error follows.
+    Cargo(String),
+    /// Cargo succeeded but the PTX file is missing.
+    Missing(PathBuf),
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Error::BadArch(arch) => write!(
+                f,
+                "PTX architecture `{arch}` is not of the form sm_XY (e.g. sm_70, sm_90); set {ARCH_ENV} or --arch accordingly"
+            ),
+            Error::Spawn(cargo, e) => write!(f, "could not run `{cargo}` for the nvptx64 build: {e}"),
+            Error::Cargo(stderr) => write!(
+                f,
+                "the nvptx64 build of {KERNEL_CRATE} failed (it needs the pinned nightly with rust-src and llvm-bitcode-linker, see rust-toolchain.toml):\n{stderr}"
+            ),
+            Error::Missing(path) => write!(f, "the nvptx64 build succeeded but {} is missing", path.display()),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// One PTX build: which workspace, where to build, for which architecture.
+#[derive(Clone, Debug)]
+pub struct PtxBuild {
+    /// The workspace root (holds `Cargo.toml` and `gpu-kernels/`).
+    pub workspace_root: PathBuf,
+    /// The nested build's own target directory; one subdirectory per architecture.
+    pub target_dir: PathBuf,
+    /// PTX target architecture, `sm_XY`.
+    pub arch: String,
+}
+
+impl PtxBuild {
+    /// A build for `arch`, or for [`ARCH_ENV`] / [`DEFAULT_ARCH`] when `arch` is `None`,
+    /// in `<target_dir>/nvptx/<arch>`.
+    pub fn new(workspace_root: &Path, target_dir: &Path, arch: Option<&str>) -> Result<Self, Error> {
+        let arch = match arch {
+            Some(arch) => arch.to_owned(),
+            None => std::env::var(ARCH_ENV).unwrap_or_else(|_| DEFAULT_ARCH.to_owned()),
+        };
+        validate_arch(&arch)?;
+        Ok(Self {
+            workspace_root: workspace_root.to_owned(),
+            target_dir: target_dir.join("nvptx").join(&arch),
+            arch,
+        })
+    }
+
+    /// The directory whose changes require a rebuild.
+    pub fn kernel_dir(&self) -> PathBuf {
+        self.workspace_root.join(KERNEL_CRATE)
+    }
+
+    /// Where the PTX lands.
+    pub fn ptx_path(&self) -> PathBuf {
+        self.target_dir.join(TARGET).join("release").join("gpu_kernels.ptx")
+    }
+
+    /// Runs the nested nvptx64 build and returns the PTX path.
+    pub fn run(&self) -> Result<PathBuf, Error> {
+        let cargo = cargo_binary();
+        let mut command = Command::new(&cargo);
+        command
+            .current_dir(&self.workspace_root)
+            .args(["rustc", "--package", KERNEL_CRATE, "--lib", "--crate-type", "cdylib"])
+            .args(["--target", TARGET, "-Zbuild-std=core", "--release", "--locked"])
+            .arg("--target-dir")
+            .arg(&self.target_dir);
+        for (key, _) in std::env::vars_os() {
+            let key = key.to_string_lossy();
+            if inherited_from_outer_build(&key) {
+                command.env_remove(key.as_ref());
+            }
+        }
+        command.env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu={}", self.arch));
+        let output = command.output().map_err(|e| Error::Spawn(cargo.clone(), e))?;
+        if !output.status.success() {
+            return Err(Error::Cargo(String::from_utf8_lossy(&output.stderr).into_owned()));
+        }
+        let ptx = self.ptx_path();
+        if ptx.is_file() { Ok(ptx) } else { Err(Error::Missing(ptx)) }
+    }
+}
+
+/// `sm_` followed by two or three digits.
+pub fn validate_arch(arch: &str) -> Result<(), Error> {
+    let digits = arch.strip_prefix("sm_").unwrap_or("");
+    let ok = (2..=3).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit());
+    if ok { Ok(()) } else { Err(Error::BadArch(arch.to_owned())) }
+}
+
+/// The kernel entry points (`.entry` names) declared in a PTX module, in order.
+pub fn entry_points(ptx: &str) -> Vec<&str> {
+    ptx.lines()
+        .filter_map(|line| line.trim_start().strip_prefix(".visible .entry "))
+        .map(|rest| rest.split(['(', ' ']).next().unwrap_or(rest).trim())
+        .collect()
+}
+
+/// The cargo that runs this build (the outer cargo sets `CARGO`), else `cargo` on `PATH`.
+fn cargo_binary() -> String {
+    std::env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned())
+}
+
+/// Variables of the outer cargo invocation that must not leak into the nested one.
+fn inherited_from_outer_build(key: &str) -> bool {
+    const BUILD_SCRIPT_VARS: [&str; 9] =
+        ["TARGET", "HOST", "OUT_DIR", "PROFILE", "OPT_LEVEL", "DEBUG", "NUM_JOBS", "RUSTDOC", "MAKEFLAGS"];
+    (key.starts_with("CARGO_") && key != "CARGO_HOME")
+        || key == "CARGO"
+        || key.starts_with("RUSTC")
+        || key == "RUSTFLAGS"
+        || key == "RUSTDOCFLAGS"
+        || BUILD_SCRIPT_VARS.contains(&key)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arch_must_look_like_sm_xy() {
+        for good in ["sm_70", "sm_90", "sm_100", "sm_120"] {
+            assert!(validate_arch(good).is_ok(), "{good}");
+        }
+        for bad in ["", "sm70", "sm_", "sm_9", "compute_90", "sm_90a", "sm_1000", "SM_90"] {
+            let err = validate_arch(bad).unwrap_err().to_string();
+            assert!(err.contains("sm_XY"), "{bad}: {err}");
+        }
+    }
+
+    #[test]
+    fn entry_points_are_read_from_ptx() {
+        let ptx = ".version 7.0\n.visible .entry stencil7_basic_f32(\n\t.param .u64 a\n)\n.func helper(\n.visible .entry merge_basic_i32 (\n";
+        assert_eq!(entry_points(ptx), ["stencil7_basic_f32", "merge_basic_i32"]);
+    }
+
+    #[test]
+    fn outer_build_variables_are_dropped_but_cargo_home_kept() {
+        for key in ["CARGO", "CARGO_TARGET_DIR", "CARGO_ENCODED_RUSTFLAGS", "RUSTC", "RUSTC_WRAPPER", "RUSTFLAGS", "OUT_DIR"] {
+            assert!(inherited_from_outer_build(key), "{key}");
+        }
+        for key in ["CARGO_HOME", "RUSTUP_TOOLCHAIN", "PATH", "HOME"] {
+            assert!(!inherited_from_outer_build(key), "{key}");
+        }
+    }
+}
