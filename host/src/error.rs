@@ -24,7 +24,9 @@ pub enum Error {
     #[error("out of memory: {0}")]
     OutOfMemory(String),
     /// The embedded PTX could not be loaded, or an entry point is missing from it.
-    #[error("could not load the kernels' PTX ({what}): {source}; rebuild, or set GPU_KERNELS_ARCH to a target this GPU supports")]
+    #[error(
+        "could not load the kernels' PTX ({what}): {source}; rebuild, or set GPU_KERNELS_ARCH to a target this GPU supports"
+    )]
     PtxLoad { what: String, source: DriverError },
     /// A CUDA call failed (a launch, a copy, a synchronisation).
     #[error("CUDA error while {what}: {source}")]
@@ -46,7 +48,10 @@ impl<T> CudaContext<T> for std::result::Result<T, DriverError> {
                 Error::OutOfMemory(format!("the GPU ran out of memory while {}", what()))
             }
             cudaError_enum::CUDA_ERROR_NO_DEVICE => Error::NoDevice(what()),
-            _ => Error::Cuda { what: what(), source },
+            _ => Error::Cuda {
+                what: what(),
+                source,
+            },
         })
     }
 }

@@ -17,6 +17,7 @@ pub mod error;
 pub mod gpu;
 pub mod merge;
 pub mod random;
+pub mod report;
 pub mod stats;
 pub mod stencil;
 pub mod verify;

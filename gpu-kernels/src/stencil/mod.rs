@@ -119,7 +119,11 @@ impl<T: Real> Coeffs<T> {
 /// # Safety
 /// `idx` is the linear index of an interior point of `grid`, and `input` holds the grid.
 #[inline(always)]
-pub unsafe fn neighbours_in_global<T: Real>(input: *const T, grid: Grid3, idx: usize) -> Neighbours<T> {
+pub unsafe fn neighbours_in_global<T: Real>(
+    input: *const T,
+    grid: Grid3,
+    idx: usize,
+) -> Neighbours<T> {
     let (row, plane) = (grid.row_stride(), grid.plane_stride());
     // SAFETY: every neighbour of an interior point lies in the grid.
     unsafe {

@@ -8,7 +8,7 @@ mod variant;
 
 pub use problem::StencilProblem;
 pub use reference::{reference_step, reference_steps};
-pub use shape::{grid_of, parse_grid, MAX_DIM, MIN_DIM};
+pub use shape::{MAX_DIM, MIN_DIM, grid_of, parse_grid};
 pub use variant::StencilVariant;
 
 use gpu_kernels::stencil::Coeffs;

@@ -1,0 +1,116 @@
+//! Plain-text tables and the shared behaviour of the command-line tools.
+
+use std::fmt::Write as _;
+
+use crate::{Error, GpuInfo, gpu::PTX_ARCH};
+
+/// A table printed with aligned columns: text left, numbers right.
+pub struct Table {
+    header: Vec<&'static str>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    pub fn new(header: Vec<&'static str>) -> Self {
+        Self {
+            header,
+            rows: Vec::new(),
+        }
+    }
+
+    pub fn push(&mut self, row: Vec<String>) {
+        self.rows.push(row);
+    }
+
+    /// The table as text, one line per row, columns separated by two spaces.
+    pub fn render(&self) -> String {
+        let widths: Vec<usize> = (0..self.header.len())
+            .map(|c| {
+                self.rows
+                    .iter()
+                    .map(|r| r[c].chars().count())
+                    .chain([self.header[c].len()])
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let numeric = |c: usize| {
+            self.rows
+                .iter()
+                .all(|r| r[c].starts_with(|ch: char| ch.is_ascii_digit() || ch == '-'))
+        };
+        let mut out = String::new();
+        let header: Vec<String> = self.header.iter().map(|h| h.to_string()).collect();
+        for row in std::iter::once(&header).chain(&self.rows) {
+            let cells: Vec<String> = row
+                .iter()
+                .enumerate()
+                .map(|(c, cell)| {
+                    if numeric(c) {
+                        format!("{cell:>w$}", w = widths[c])
+                    } else {
+                        format!("{cell:<w$}", w = widths[c])
+                    }
+                })
+                .collect();
+            let _ = writeln!(out, "{}", cells.join("  ").trim_end());
+        }
+        out
+    }
+}
+
+/// The line that names the GPU, its driver and the PTX target, above every report.
+pub fn gpu_line(info: &GpuInfo) -> String {
+    let (major, minor) = info.compute_capability;
+    let (cuda_major, cuda_minor) = info.driver_cuda_version;
+    format!(
+        "GPU {}: {} (sm_{major}{minor}, {} SMs, {:.1} GiB, {} MiB L2), driver for CUDA {cuda_major}.{cuda_minor}, PTX built for {PTX_ARCH}",
+        info.ordinal,
+        info.name,
+        info.multiprocessors,
+        info.total_memory as f64 / (1u64 << 30) as f64,
+        info.l2_bytes >> 20,
+    )
+}
+
+/// Prints `program: error: …` as one line and returns the exit code for errors (2).
+pub fn report_error(program: &str, error: &Error) -> std::process::ExitCode {
+    eprintln!("{program}: error: {error}");
+    std::process::ExitCode::from(2)
+}
+
+/// `1,234,567`.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i) % 3 == 0 {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn columns_align_numbers_right_and_text_left() {
+        let mut t = Table::new(vec!["variant", "ms"]);
+        t.push(vec!["basic".into(), "1.5".into()]);
+        t.push(vec!["register-tiled".into(), "10.25".into()]);
+        assert_eq!(
+            t.render(),
+            "variant            ms\nbasic             1.5\nregister-tiled  10.25\n"
+        );
+    }
+
+    #[test]
+    fn thousands_separators() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(134_217_728), "134,217,728");
+    }
+}

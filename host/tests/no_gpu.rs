@@ -1,0 +1,66 @@
+//! What a user sees without a GPU, or with a wrong one: one clear line, exit status 2.
+//! These run everywhere; each asserts the branch that applies to the machine.
+
+use std::path::PathBuf;
+use std::process::Command;
+
+/// The `stencil` binary: cargo's, or the bundle's `.gpu/bin/stencil` next to `.gpu/tests/`.
+fn binary(name: &str, built: &str) -> PathBuf {
+    let built = PathBuf::from(built);
+    if built.exists() {
+        return built;
+    }
+    let exe = std::env::current_exe().unwrap();
+    exe.parent().unwrap().join("../bin").join(name)
+}
+
+fn driver_present() -> bool {
+    // SAFETY: only probes whether libcuda can be loaded.
+    unsafe { cudarc::driver::sys::is_culib_present() }
+}
+
+#[test]
+fn opening_a_gpu_gives_a_typed_error_without_a_driver_or_with_a_bad_ordinal() {
+    if driver_present() {
+        let err = host::Gpu::new(4096)
+            .err()
+            .expect("no machine has 4097 GPUs");
+        assert!(matches!(err, host::Error::NoDevice(_)), "{err}");
+    } else {
+        let err = host::Gpu::new(0).err().expect("no driver, no GPU");
+        assert!(matches!(err, host::Error::NoDriver), "{err}");
+        assert!(err.to_string().contains("no CUDA driver found"));
+    }
+}
+
+#[test]
+fn stencil_prints_one_line_and_exits_2_without_a_usable_gpu() {
+    let output = Command::new(binary("stencil", env!("CARGO_BIN_EXE_stencil")))
+        .args(["--grid", "8", "--device", "4096"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let expected = if driver_present() {
+        "stencil: error: no CUDA GPU found"
+    } else {
+        "stencil: error: no CUDA driver found"
+    };
+    assert!(stderr.starts_with(expected), "{stderr}");
+    assert!(
+        !stderr.contains("panicked") && !stderr.contains("backtrace"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn stencil_refuses_bad_arguments_before_touching_the_gpu() {
+    let output = Command::new(binary("stencil", env!("CARGO_BIN_EXE_stencil")))
+        .args(["--grid", "2x8x8"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("between 3 and"), "{stderr}");
+}

@@ -1,0 +1,153 @@
+//! Every stencil variant × element type against the CPU reference on the GPU. Ignored
+//! without a GPU: run with `cargo test -- --include-ignored` (or `.gpu/run tests`).
+
+use gpu_kernels::stencil::Coeffs;
+use host::stencil::{self, StencilVariant, reference_steps};
+use host::verify::compare;
+use host::{Element, Gpu, random};
+
+/// Grids from the issue: tiny, one tile, sizes off the tile multiples, non-cubic, long x.
+const SHAPES: [(usize, usize, usize); 6] = [
+    (3, 3, 3),
+    (8, 8, 8),
+    (33, 31, 29),
+    (64, 64, 64),
+    (130, 97, 67),
+    (5, 5, 1000),
+];
+
+fn gpu() -> Gpu {
+    Gpu::new(0).expect("these tests need a CUDA GPU")
+}
+
+/// Random coefficients in [-1, 1), scaled so `Σ|c| ≤ 1` and many steps stay bounded.
+fn random_coeffs<T: Element>(seed: u64) -> Coeffs<T> {
+    let c = random::random_grid::<f64>((1, 1, 7), seed).unwrap();
+    let total: f64 = c.iter().map(|v| v.abs()).sum();
+    let c: Vec<T> = c.iter().map(|v| T::from_f64(v / total)).collect();
+    Coeffs(c.try_into().unwrap())
+}
+
+fn check<T: Element>(
+    gpu: &Gpu,
+    variant: StencilVariant,
+    shape: (usize, usize, usize),
+    coeffs: Coeffs<T>,
+    steps: usize,
+) {
+    let seed = random::fresh_seed();
+    let input = random::random_grid::<T>(shape, seed).unwrap();
+    let out = stencil::run(gpu, variant, input.view(), coeffs, steps).unwrap();
+    let reference = reference_steps(input.view(), coeffs, steps);
+    let c = compare(out.as_slice().unwrap(), reference.as_slice().unwrap());
+    assert!(
+        c.ok,
+        "{variant} {} on {shape:?}, {steps} step(s), seed {seed}, coeffs {coeffs:?}: {c:?}",
+        T::NAME
+    );
+}
+
+fn every_shape<T: Element>() {
+    let gpu = gpu();
+    for variant in StencilVariant::ALL {
+        for shape in SHAPES {
+            check::<T>(&gpu, variant, shape, random_coeffs(random::fresh_seed()), 1);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_variant_matches_the_reference_on_every_shape_f32() {
+    every_shape::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_variant_matches_the_reference_on_every_shape_f64() {
+    every_shape::<f64>();
+}
+
+fn ten_steps<T: Element>() {
+    let gpu = gpu();
+    for variant in StencilVariant::ALL {
+        for shape in [(33, 31, 29), (64, 64, 64)] {
+            check::<T>(
+                &gpu,
+                variant,
+                shape,
+                random_coeffs(random::fresh_seed()),
+                10,
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn ten_steps_equal_ten_reference_steps_f32() {
+    ten_steps::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn ten_steps_equal_ten_reference_steps_f64() {
+    ten_steps::<f64>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn laplacian_with_an_odd_number_of_steps() {
+    let gpu = gpu();
+    for variant in StencilVariant::ALL {
+        check::<f64>(&gpu, variant, (130, 97, 67), stencil::laplacian(), 3);
+        check::<f32>(&gpu, variant, (35, 34, 33), stencil::laplacian(), 1);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn gpu_reports_its_name_and_capability() {
+    let gpu = gpu();
+    assert!(!gpu.info.name.is_empty());
+    assert!(
+        gpu.info.compute_capability.0 >= 7,
+        "{:?}",
+        gpu.info.compute_capability
+    );
+    assert!(gpu.info.total_memory > 0);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn a_run_before_output_and_zero_steps_are_errors() {
+    let gpu = gpu();
+    let input = random::random_grid::<f32>((4, 4, 4), 1).unwrap();
+    let mut problem =
+        stencil::StencilProblem::new(&gpu, input.view(), stencil::laplacian()).unwrap();
+    assert!(
+        problem
+            .output()
+            .unwrap_err()
+            .to_string()
+            .contains("no stencil has run")
+    );
+    assert!(
+        problem
+            .run(StencilVariant::Basic, 0)
+            .unwrap_err()
+            .to_string()
+            .contains("at least 1")
+    );
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn grids_larger_than_device_memory_are_a_clear_error() {
+    let gpu = gpu();
+    let (free, _) = gpu.memory().unwrap();
+    // `free / 4` f64 elements are twice the free memory.
+    let err = gpu.alloc::<f64>(free / 4).unwrap_err();
+    assert!(matches!(err, host::Error::OutOfMemory(_)), "{err}");
+    assert!(err.to_string().contains("free"), "{err}");
+}
