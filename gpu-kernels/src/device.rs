@@ -111,9 +111,7 @@ impl<T: Copy> SharedArray<T> {
     #[inline(always)]
     pub unsafe fn at_offset(offset: usize) -> Self {
         // SAFETY: in bounds of the launch-sized allocation, per the caller.
-        Self {
-            base: unsafe { dynamic_shared_memory::<T>().add(offset) },
-        }
+        Self { base: unsafe { dynamic_shared_memory::<T>().add(offset) } }
     }
 
     /// `array[i]`.
@@ -155,9 +153,7 @@ impl<T: Copy, const N: usize> SharedPlane<T, N> {
     #[inline(always)]
     pub unsafe fn nth(index: usize) -> Self {
         // SAFETY: per the caller.
-        Self {
-            array: unsafe { SharedArray::at_offset(index * Self::LEN) },
-        }
+        Self { array: unsafe { SharedArray::at_offset(index * Self::LEN) } }
     }
 
     /// `plane[y][x]`.
@@ -198,9 +194,7 @@ impl<T: Copy, const N: usize> SharedCube<T, N> {
     #[inline(always)]
     pub unsafe fn new() -> Self {
         // SAFETY: per the caller.
-        Self {
-            array: unsafe { SharedArray::at_offset(0) },
-        }
+        Self { array: unsafe { SharedArray::at_offset(0) } }
     }
 
     /// `cube[z][y][x]`.

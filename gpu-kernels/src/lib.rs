@@ -14,13 +14,7 @@
 #![cfg_attr(target_arch = "nvptx64", no_std)]
 #![cfg_attr(
     target_arch = "nvptx64",
-    feature(
-        abi_ptx,
-        core_intrinsics,
-        stdarch_nvptx,
-        gpu_intrinsics,
-        gpu_launch_sized_workgroup_mem
-    )
+    feature(abi_ptx, core_intrinsics, stdarch_nvptx, gpu_intrinsics, gpu_launch_sized_workgroup_mem)
 )]
 
 pub mod device;

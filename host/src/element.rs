@@ -6,9 +6,7 @@ use cudarc::driver::{DeviceRepr, ValidAsZeroBits};
 use gpu_kernels::Real;
 
 /// A stencil element on the host: `f32` or `f64`.
-pub trait Element:
-    Real + DeviceRepr + ValidAsZeroBits + Default + Debug + Display + Send + Sync
-{
+pub trait Element: Real + DeviceRepr + ValidAsZeroBits + Default + Debug + Display + Send + Sync {
     /// Largest error accepted, relative to the largest magnitude of the reference.
     const TOLERANCE: f64;
     fn from_f64(value: f64) -> Self;

@@ -48,10 +48,7 @@ impl<T> CudaContext<T> for std::result::Result<T, DriverError> {
                 Error::OutOfMemory(format!("the GPU ran out of memory while {}", what()))
             }
             cudaError_enum::CUDA_ERROR_NO_DEVICE => Error::NoDevice(what()),
-            _ => Error::Cuda {
-                what: what(),
-                source,
-            },
+            _ => Error::Cuda { what: what(), source },
         })
     }
 }

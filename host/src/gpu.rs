@@ -5,8 +5,7 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::{self, CUdevice_attribute};
 use cudarc::driver::{
-    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut,
-    DeviceRepr,
+    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr,
 };
 use cudarc::nvrtc::Ptx;
 use gpu_kernels::KernelParam;
@@ -50,15 +49,13 @@ impl Gpu {
         if !unsafe { sys::is_culib_present() } {
             return Err(Error::NoDriver);
         }
-        let count =
-            CudaContext::device_count().context(|| "initialising the CUDA driver".into())?;
+        let count = CudaContext::device_count().context(|| "initialising the CUDA driver".into())?;
         if ordinal >= count.max(0) as usize {
             return Err(Error::NoDevice(format!(
                 "GPU {ordinal} was asked for, but the driver sees {count} GPU(s)"
             )));
         }
-        let ctx =
-            CudaContext::new(ordinal).context(|| format!("creating a context on GPU {ordinal}"))?;
+        let ctx = CudaContext::new(ordinal).context(|| format!("creating a context on GPU {ordinal}"))?;
         // One stream, used in order: cudarc's per-buffer event tracking would only add
         // host work to every launch.
         // SAFETY: all work of this context goes to the one stream below.
@@ -66,14 +63,8 @@ impl Gpu {
         let stream = ctx.default_stream();
         let module = ctx
             .load_module(Ptx::from_src(PTX))
-            .map_err(|source| Error::PtxLoad {
-                what: format!("PTX for {PTX_ARCH}"),
-                source,
-            })?;
-        let attribute = |a| {
-            ctx.attribute(a)
-                .context(|| format!("reading device attribute {a:?}"))
-        };
+            .map_err(|source| Error::PtxLoad { what: format!("PTX for {PTX_ARCH}"), source })?;
+        let attribute = |a| ctx.attribute(a).context(|| format!("reading device attribute {a:?}"));
         let mut driver_version = 0;
         // SAFETY: writes one int.
         unsafe { sys::cuDriverGetVersion(&mut driver_version) }
@@ -85,22 +76,12 @@ impl Gpu {
             compute_capability: ctx
                 .compute_capability()
                 .context(|| "reading the compute capability".into())?,
-            multiprocessors: attribute(
-                CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
-            )?,
+            multiprocessors: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
             l2_bytes: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
-            total_memory: ctx
-                .total_mem()
-                .context(|| "reading the memory size".into())?,
+            total_memory: ctx.total_mem().context(|| "reading the memory size".into())?,
             driver_cuda_version: (driver_version / 1000, driver_version % 1000 / 10),
         };
-        Ok(Self {
-            info,
-            ctx,
-            stream,
-            module,
-            functions: Mutex::new(HashMap::new()),
-        })
+        Ok(Self { info, ctx, stream, module, functions: Mutex::new(HashMap::new()) })
     }
 
     /// The stream all work of this GPU runs on.
@@ -117,19 +98,14 @@ impl Gpu {
         let f = self
             .module
             .load_function(name)
-            .map_err(|source| Error::PtxLoad {
-                what: format!("entry point {name}"),
-                source,
-            })?;
+            .map_err(|source| Error::PtxLoad { what: format!("entry point {name}"), source })?;
         functions.insert(name.to_owned(), f.clone());
         Ok(f)
     }
 
     /// Free and total device memory in bytes.
     pub fn memory(&self) -> Result<(usize, usize)> {
-        self.ctx
-            .mem_get_info()
-            .context(|| "reading free device memory".into())
+        self.ctx.mem_get_info().context(|| "reading free device memory".into())
     }
 
     /// An uninitialised device buffer of `len` elements; fails with a clear
@@ -151,8 +127,7 @@ impl Gpu {
             )));
         }
         // SAFETY: callers write the buffer before reading it (or poison it).
-        unsafe { self.stream.alloc::<T>(len) }
-            .context(|| format!("allocating {}", human_bytes(bytes)))
+        unsafe { self.stream.alloc::<T>(len) }.context(|| format!("allocating {}", human_bytes(bytes)))
     }
 
     /// Copies `host` to a new device buffer.
@@ -165,10 +140,7 @@ impl Gpu {
     }
 
     /// Copies a device buffer back to the host (waits for the stream).
-    pub fn download<T: DeviceRepr + Default + Clone>(
-        &self,
-        buffer: &CudaSlice<T>,
-    ) -> Result<Vec<T>> {
+    pub fn download<T: DeviceRepr + Default + Clone>(&self, buffer: &CudaSlice<T>) -> Result<Vec<T>> {
         self.stream
             .clone_dtoh(buffer)
             .context(|| format!("copying {} from the GPU", human_bytes(buffer.num_bytes())))
@@ -180,24 +152,18 @@ impl Gpu {
         let bytes = buffer.num_bytes();
         let (ptr, _sync) = buffer.device_ptr_mut(&self.stream);
         // SAFETY: `ptr` is valid for `bytes` bytes, and the memset is ordered on our stream.
-        unsafe {
-            cudarc::driver::result::memset_d8_async(ptr, 0xFF, bytes, self.stream.cu_stream())
-        }
-        .context(|| "poisoning an output buffer".into())
+        unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xFF, bytes, self.stream.cu_stream()) }
+            .context(|| "poisoning an output buffer".into())
     }
 
     /// Copies `src` into `dst` on the device.
     pub fn copy<T: DeviceRepr>(&self, src: &CudaSlice<T>, dst: &mut CudaSlice<T>) -> Result<()> {
-        self.stream
-            .memcpy_dtod(src, dst)
-            .context(|| "copying on the device".into())
+        self.stream.memcpy_dtod(src, dst).context(|| "copying on the device".into())
     }
 
     /// Waits until all work queued on the stream has finished; reports launch failures.
     pub fn synchronize(&self) -> Result<()> {
-        self.stream
-            .synchronize()
-            .context(|| "waiting for the GPU".into())
+        self.stream.synchronize().context(|| "waiting for the GPU".into())
     }
 
     /// A pair of timing events on this GPU's stream.
@@ -207,11 +173,7 @@ impl Gpu {
                 .new_event(Some(sys::CUevent_flags::CU_EVENT_DEFAULT))
                 .context(|| "creating a timing event".into())
         };
-        Ok(Timer {
-            gpu: self,
-            start: event()?,
-            end: event()?,
-        })
+        Ok(Timer { gpu: self, start: event()?, end: event()? })
     }
 }
 
@@ -226,20 +188,11 @@ impl Timer<'_> {
     /// Runs `work` (which queues GPU work) between two events and returns the GPU time in
     /// milliseconds, after waiting for it to finish.
     pub fn time(&self, work: impl FnOnce() -> Result<()>) -> Result<f64> {
-        self.start
-            .record(&self.gpu.stream)
-            .context(|| "recording a timing event".into())?;
+        self.start.record(&self.gpu.stream).context(|| "recording a timing event".into())?;
         work()?;
-        self.end
-            .record(&self.gpu.stream)
-            .context(|| "recording a timing event".into())?;
-        self.end
-            .synchronize()
-            .context(|| "waiting for the timed work".into())?;
-        let ms = self
-            .start
-            .elapsed_ms(&self.end)
-            .context(|| "reading a timing event".into())?;
+        self.end.record(&self.gpu.stream).context(|| "recording a timing event".into())?;
+        self.end.synchronize().context(|| "waiting for the timed work".into())?;
+        let ms = self.start.elapsed_ms(&self.end).context(|| "reading a timing event".into())?;
         Ok(f64::from(ms))
     }
 }

@@ -15,6 +15,7 @@
 pub mod element;
 pub mod error;
 pub mod gpu;
+pub mod kernels;
 pub mod merge;
 pub mod random;
 pub mod report;

@@ -14,21 +14,12 @@ pub fn fresh_seed() -> u64 {
 /// A `(nz, ny, nx)` grid of values uniform in `[-1, 1)`, from `seed`. Fails with
 /// [`Error::OutOfMemory`] instead of aborting when the host cannot hold it.
 pub fn random_grid<T: Element>(shape: (usize, usize, usize), seed: u64) -> Result<Array3<T>> {
-    let len = shape
-        .0
-        .checked_mul(shape.1)
-        .and_then(|n| n.checked_mul(shape.2));
-    let len = len.ok_or_else(|| {
-        Error::OutOfMemory(format!(
-            "a {shape:?} grid has more points than fit in memory"
-        ))
-    })?;
+    let len = shape.0.checked_mul(shape.1).and_then(|n| n.checked_mul(shape.2));
+    let len = len
+        .ok_or_else(|| Error::OutOfMemory(format!("a {shape:?} grid has more points than fit in memory")))?;
     let mut values = Vec::new();
     values.try_reserve_exact(len).map_err(|_| {
-        Error::OutOfMemory(format!(
-            "the host cannot hold {len} elements of {} for the input grid",
-            T::NAME
-        ))
+        Error::OutOfMemory(format!("the host cannot hold {len} elements of {} for the input grid", T::NAME))
     })?;
     let mut rng = SmallRng::seed_from_u64(seed);
     values.extend((0..len).map(|_| T::from_f64(rng.random_range(-1.0..1.0))));

@@ -12,10 +12,7 @@ pub struct Table {
 
 impl Table {
     pub fn new(header: Vec<&'static str>) -> Self {
-        Self {
-            header,
-            rows: Vec::new(),
-        }
+        Self { header, rows: Vec::new() }
     }
 
     pub fn push(&mut self, row: Vec<String>) {
@@ -35,9 +32,7 @@ impl Table {
             })
             .collect();
         let numeric = |c: usize| {
-            self.rows
-                .iter()
-                .all(|r| r[c].starts_with(|ch: char| ch.is_ascii_digit() || ch == '-'))
+            self.rows.iter().all(|r| r[c].starts_with(|ch: char| ch.is_ascii_digit() || ch == '-'))
         };
         let mut out = String::new();
         let header: Vec<String> = self.header.iter().map(|h| h.to_string()).collect();
@@ -101,10 +96,7 @@ mod tests {
         let mut t = Table::new(vec!["variant", "ms"]);
         t.push(vec!["basic".into(), "1.5".into()]);
         t.push(vec!["register-tiled".into(), "10.25".into()]);
-        assert_eq!(
-            t.render(),
-            "variant            ms\nbasic             1.5\nregister-tiled  10.25\n"
-        );
+        assert_eq!(t.render(), "variant            ms\nbasic             1.5\nregister-tiled  10.25\n");
     }
 
     #[test]

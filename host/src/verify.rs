@@ -30,19 +30,9 @@ pub fn compare<T: Element>(out: &[T], reference: &[T]) -> Comparison {
             non_finite_mismatches += 1;
         }
     }
-    let max_rel_error = if scale > 0.0 {
-        max_abs_error / scale
-    } else {
-        max_abs_error
-    };
-    let ok =
-        out.len() == reference.len() && non_finite_mismatches == 0 && max_rel_error <= T::TOLERANCE;
-    Comparison {
-        max_abs_error,
-        max_rel_error,
-        non_finite_mismatches,
-        ok,
-    }
+    let max_rel_error = if scale > 0.0 { max_abs_error / scale } else { max_abs_error };
+    let ok = out.len() == reference.len() && non_finite_mismatches == 0 && max_rel_error <= T::TOLERANCE;
+    Comparison { max_abs_error, max_rel_error, non_finite_mismatches, ok }
 }
 
 #[cfg(test)]

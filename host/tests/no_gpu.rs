@@ -22,9 +22,7 @@ fn driver_present() -> bool {
 #[test]
 fn opening_a_gpu_gives_a_typed_error_without_a_driver_or_with_a_bad_ordinal() {
     if driver_present() {
-        let err = host::Gpu::new(4096)
-            .err()
-            .expect("no machine has 4097 GPUs");
+        let err = host::Gpu::new(4096).err().expect("no machine has 4097 GPUs");
         assert!(matches!(err, host::Error::NoDevice(_)), "{err}");
     } else {
         let err = host::Gpu::new(0).err().expect("no driver, no GPU");
@@ -48,10 +46,7 @@ fn stencil_prints_one_line_and_exits_2_without_a_usable_gpu() {
         "stencil: error: no CUDA driver found"
     };
     assert!(stderr.starts_with(expected), "{stderr}");
-    assert!(
-        !stderr.contains("panicked") && !stderr.contains("backtrace"),
-        "{stderr}"
-    );
+    assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{stderr}");
 }
 
 #[test]

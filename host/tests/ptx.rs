@@ -8,10 +8,7 @@ fn ptx_contains_all_eight_stencil_entry_points() {
     for variant in StencilVariant::ALL {
         for dtype in ["f32", "f64"] {
             let name = variant.entry_point(dtype);
-            assert!(
-                entries.contains(&name.as_str()),
-                "{name} missing from {entries:?}"
-            );
+            assert!(entries.contains(&name.as_str()), "{name} missing from {entries:?}");
         }
     }
 }
@@ -19,12 +16,6 @@ fn ptx_contains_all_eight_stencil_entry_points() {
 #[test]
 fn ptx_targets_the_architecture_it_was_built_for() {
     let target = format!(".target {}", host::gpu::PTX_ARCH);
-    assert!(
-        host::gpu::PTX.lines().any(|l| l.trim() == target),
-        "no `{target}` line"
-    );
-    assert!(
-        !host::gpu::PTX.contains(".local"),
-        "a kernel spills to local memory"
-    );
+    assert!(host::gpu::PTX.lines().any(|l| l.trim() == target), "no `{target}` line");
+    assert!(!host::gpu::PTX.contains(".local"), "a kernel spills to local memory");
 }

@@ -7,14 +7,8 @@ use host::verify::compare;
 use host::{Element, Gpu, random};
 
 /// Grids from the issue: tiny, one tile, sizes off the tile multiples, non-cubic, long x.
-const SHAPES: [(usize, usize, usize); 6] = [
-    (3, 3, 3),
-    (8, 8, 8),
-    (33, 31, 29),
-    (64, 64, 64),
-    (130, 97, 67),
-    (5, 5, 1000),
-];
+const SHAPES: [(usize, usize, usize); 6] =
+    [(3, 3, 3), (8, 8, 8), (33, 31, 29), (64, 64, 64), (130, 97, 67), (5, 5, 1000)];
 
 fn gpu() -> Gpu {
     Gpu::new(0).expect("these tests need a CUDA GPU")
@@ -72,13 +66,7 @@ fn ten_steps<T: Element>() {
     let gpu = gpu();
     for variant in StencilVariant::ALL {
         for shape in [(33, 31, 29), (64, 64, 64)] {
-            check::<T>(
-                &gpu,
-                variant,
-                shape,
-                random_coeffs(random::fresh_seed()),
-                10,
-            );
+            check::<T>(&gpu, variant, shape, random_coeffs(random::fresh_seed()), 10);
         }
     }
 }
@@ -110,11 +98,7 @@ fn laplacian_with_an_odd_number_of_steps() {
 fn gpu_reports_its_name_and_capability() {
     let gpu = gpu();
     assert!(!gpu.info.name.is_empty());
-    assert!(
-        gpu.info.compute_capability.0 >= 7,
-        "{:?}",
-        gpu.info.compute_capability
-    );
+    assert!(gpu.info.compute_capability.0 >= 7, "{:?}", gpu.info.compute_capability);
     assert!(gpu.info.total_memory > 0);
 }
 
@@ -123,22 +107,9 @@ fn gpu_reports_its_name_and_capability() {
 fn a_run_before_output_and_zero_steps_are_errors() {
     let gpu = gpu();
     let input = random::random_grid::<f32>((4, 4, 4), 1).unwrap();
-    let mut problem =
-        stencil::StencilProblem::new(&gpu, input.view(), stencil::laplacian()).unwrap();
-    assert!(
-        problem
-            .output()
-            .unwrap_err()
-            .to_string()
-            .contains("no stencil has run")
-    );
-    assert!(
-        problem
-            .run(StencilVariant::Basic, 0)
-            .unwrap_err()
-            .to_string()
-            .contains("at least 1")
-    );
+    let mut problem = stencil::StencilProblem::new(&gpu, input.view(), stencil::laplacian()).unwrap();
+    assert!(problem.output().unwrap_err().to_string().contains("no stencil has run"));
+    assert!(problem.run(StencilVariant::Basic, 0).unwrap_err().to_string().contains("at least 1"));
 }
 
 #[test]

@@ -48,11 +48,9 @@ impl fmt::Display for Error {
                 f,
                 "the nvptx64 build of {KERNEL_CRATE} failed (it needs the pinned nightly with rust-src and llvm-bitcode-linker, see rust-toolchain.toml):\n{stderr}"
             ),
-            Error::Missing(path) => write!(
-                f,
-                "the nvptx64 build succeeded but {} is missing",
-                path.display()
-            ),
+            Error::Missing(path) => {
+                write!(f, "the nvptx64 build succeeded but {} is missing", path.display())
+            }
         }
     }
 }
@@ -73,11 +71,7 @@ pub struct PtxBuild {
 impl PtxBuild {
     /// A build for `arch`, or for [`ARCH_ENV`] / [`DEFAULT_ARCH`] when `arch` is `None`,
     /// in `<target_dir>/nvptx/<arch>`.
-    pub fn new(
-        workspace_root: &Path,
-        target_dir: &Path,
-        arch: Option<&str>,
-    ) -> Result<Self, Error> {
+    pub fn new(workspace_root: &Path, target_dir: &Path, arch: Option<&str>) -> Result<Self, Error> {
         let arch = match arch {
             Some(arch) => arch.to_owned(),
             None => std::env::var(ARCH_ENV).unwrap_or_else(|_| DEFAULT_ARCH.to_owned()),
@@ -97,10 +91,7 @@ impl PtxBuild {
 
     /// Where the PTX lands.
     pub fn ptx_path(&self) -> PathBuf {
-        self.target_dir
-            .join(TARGET)
-            .join("release")
-            .join("gpu_kernels.ptx")
+        self.target_dir.join(TARGET).join("release").join("gpu_kernels.ptx")
     }
 
     /// Runs the nested nvptx64 build and returns the PTX path.
@@ -109,21 +100,8 @@ impl PtxBuild {
         let mut command = Command::new(&cargo);
         command
             .current_dir(&self.workspace_root)
-            .args([
-                "rustc",
-                "--package",
-                KERNEL_CRATE,
-                "--lib",
-                "--crate-type",
-                "cdylib",
-            ])
-            .args([
-                "--target",
-                TARGET,
-                "-Zbuild-std=core",
-                "--release",
-                "--locked",
-            ])
+            .args(["rustc", "--package", KERNEL_CRATE, "--lib", "--crate-type", "cdylib"])
+            .args(["--target", TARGET, "-Zbuild-std=core", "--release", "--locked"])
             .arg("--target-dir")
             .arg(&self.target_dir);
         for (key, _) in std::env::vars_os() {
@@ -132,24 +110,13 @@ impl PtxBuild {
                 command.env_remove(key.as_ref());
             }
         }
-        command.env(
-            "CARGO_ENCODED_RUSTFLAGS",
-            format!("-Ctarget-cpu={}", self.arch),
-        );
-        let output = command
-            .output()
-            .map_err(|e| Error::Spawn(cargo.clone(), e))?;
+        command.env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu={}", self.arch));
+        let output = command.output().map_err(|e| Error::Spawn(cargo.clone(), e))?;
         if !output.status.success() {
-            return Err(Error::Cargo(
-                String::from_utf8_lossy(&output.stderr).into_owned(),
-            ));
+            return Err(Error::Cargo(String::from_utf8_lossy(&output.stderr).into_owned()));
         }
         let ptx = self.ptx_path();
-        if ptx.is_file() {
-            Ok(ptx)
-        } else {
-            Err(Error::Missing(ptx))
-        }
+        if ptx.is_file() { Ok(ptx) } else { Err(Error::Missing(ptx)) }
     }
 }
 
@@ -157,11 +124,7 @@ impl PtxBuild {
 pub fn validate_arch(arch: &str) -> Result<(), Error> {
     let digits = arch.strip_prefix("sm_").unwrap_or("");
     let ok = (2..=3).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit());
-    if ok {
-        Ok(())
-    } else {
-        Err(Error::BadArch(arch.to_owned()))
-    }
+    if ok { Ok(()) } else { Err(Error::BadArch(arch.to_owned())) }
 }
 
 /// The kernel entry points (`.entry` names) declared in a PTX module, in order.
@@ -179,17 +142,8 @@ fn cargo_binary() -> String {
 
 /// Variables of the outer cargo invocation that must not leak into the nested one.
 fn inherited_from_outer_build(key: &str) -> bool {
-    const BUILD_SCRIPT_VARS: [&str; 9] = [
-        "TARGET",
-        "HOST",
-        "OUT_DIR",
-        "PROFILE",
-        "OPT_LEVEL",
-        "DEBUG",
-        "NUM_JOBS",
-        "RUSTDOC",
-        "MAKEFLAGS",
-    ];
+    const BUILD_SCRIPT_VARS: [&str; 9] =
+        ["TARGET", "HOST", "OUT_DIR", "PROFILE", "OPT_LEVEL", "DEBUG", "NUM_JOBS", "RUSTDOC", "MAKEFLAGS"];
     (key.starts_with("CARGO_") && key != "CARGO_HOME")
         || key == "CARGO"
         || key.starts_with("RUSTC")
@@ -207,16 +161,7 @@ mod tests {
         for good in ["sm_70", "sm_90", "sm_100", "sm_120"] {
             assert!(validate_arch(good).is_ok(), "{good}");
         }
-        for bad in [
-            "",
-            "sm70",
-            "sm_",
-            "sm_9",
-            "compute_90",
-            "sm_90a",
-            "sm_1000",
-            "SM_90",
-        ] {
+        for bad in ["", "sm70", "sm_", "sm_9", "compute_90", "sm_90a", "sm_1000", "SM_90"] {
             let err = validate_arch(bad).unwrap_err().to_string();
             assert!(err.contains("sm_XY"), "{bad}: {err}");
         }

@@ -1,9 +1,12 @@
 //! The 3D seven-point stencil (PMPP chapter 8): the point formula and grid indexing shared
 //! by the host and the GPU, the tile constants, and one file per kernel.
 //!
-//! `out[z][y][x] = c0·in[z][y][x] + c1·in[z][y][x-1] + c2·in[z][y][x+1] + c3·in[z][y-1][x]
-//! + c4·in[z][y+1][x] + c5·in[z-1][y][x] + c6·in[z+1][y][x]` on interior points; boundary
-//! points keep their input value, so time steps can ping-pong two buffers.
+//! ```text
+//! out[z][y][x] = c0·in[z][y][x] + c1·in[z][y][x-1] + c2·in[z][y][x+1] + c3·in[z][y-1][x]
+//!              + c4·in[z][y+1][x] + c5·in[z-1][y][x] + c6·in[z+1][y][x]
+//! ```
+//! on interior points; boundary points keep their input value, so time steps can
+//! ping-pong two buffers.
 //!
 //! Coordinates follow the book: `i` is the plane (z), `j` the row (y), `k` the column (x),
 //! x fastest in memory. They are `i32` because tiles start one point before the grid (`-1`);
@@ -119,11 +122,7 @@ impl<T: Real> Coeffs<T> {
 /// # Safety
 /// `idx` is the linear index of an interior point of `grid`, and `input` holds the grid.
 #[inline(always)]
-pub unsafe fn neighbours_in_global<T: Real>(
-    input: *const T,
-    grid: Grid3,
-    idx: usize,
-) -> Neighbours<T> {
+pub unsafe fn neighbours_in_global<T: Real>(input: *const T, grid: Grid3, idx: usize) -> Neighbours<T> {
     let (row, plane) = (grid.row_stride(), grid.plane_stride());
     // SAFETY: every neighbour of an interior point lies in the grid.
     unsafe {

@@ -37,11 +37,7 @@ pub unsafe fn stencil_register_tiled<T: Real, const IN_TILE_DIM: usize>(
         let in_curr_s = SharedPlane::<T, IN_TILE_DIM>::nth(0);
         // Points outside the grid are never read, so any value will do for them.
         let load = |i: i32, fallback: T| {
-            if grid.contains(i, j, k) {
-                *input.add(grid.index(i, j, k))
-            } else {
-                fallback
-            }
+            if grid.contains(i, j, k) { *input.add(grid.index(i, j, k)) } else { fallback }
         };
         let mut in_curr = load(i_start, c.0[0]);
         let mut in_prev = load(i_start - 1, in_curr);

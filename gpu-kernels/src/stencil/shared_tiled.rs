@@ -22,11 +22,7 @@ pub unsafe fn stencil_shared_tiled<T: Real, const IN_TILE_DIM: usize>(
     c: Coeffs<T>,
 ) {
     let out_tile = out_tile_dim(IN_TILE_DIM) as i32;
-    let (tz, ty, tx) = (
-        thread_idx_z() as usize,
-        thread_idx_y() as usize,
-        thread_idx_x() as usize,
-    );
+    let (tz, ty, tx) = (thread_idx_z() as usize, thread_idx_y() as usize, thread_idx_x() as usize);
     let i = block_idx_z() as i32 * out_tile + tz as i32 - 1;
     let j = block_idx_y() as i32 * out_tile + ty as i32 - 1;
     let k = block_idx_x() as i32 * out_tile + tx as i32 - 1;
@@ -41,11 +37,7 @@ pub unsafe fn stencil_shared_tiled<T: Real, const IN_TILE_DIM: usize>(
         sync_threads();
 
         let inner = 1..IN_TILE_DIM - 1;
-        if grid.contains(i, j, k)
-            && inner.contains(&tz)
-            && inner.contains(&ty)
-            && inner.contains(&tx)
-        {
+        if grid.contains(i, j, k) && inner.contains(&tz) && inner.contains(&ty) && inner.contains(&tx) {
             let value = if grid.is_interior(i, j, k) {
                 c.apply(Neighbours {
                     center: in_s.read(tz, ty, tx),

@@ -82,18 +82,11 @@ fn parse_variants(text: &str) -> std::result::Result<Variants, String> {
 fn parse_coeffs(text: &str) -> std::result::Result<Coefficients, String> {
     let values: Vec<f64> = text
         .split(',')
-        .map(|v| {
-            v.trim()
-                .parse::<f64>()
-                .map_err(|_| format!("`{v}` is not a number"))
-        })
+        .map(|v| v.trim().parse::<f64>().map_err(|_| format!("`{v}` is not a number")))
         .collect::<Result<_, _>>()?;
-    let values: [f64; 7] = values.try_into().map_err(|v: Vec<f64>| {
-        format!(
-            "expected 7 comma-separated coefficients c0..c6, got {}",
-            v.len()
-        )
-    })?;
+    let values: [f64; 7] = values
+        .try_into()
+        .map_err(|v: Vec<f64>| format!("expected 7 comma-separated coefficients c0..c6, got {}", v.len()))?;
     if let Some(bad) = values.iter().find(|v| !v.is_finite()) {
         return Err(format!("coefficient {bad} is not finite"));
     }
@@ -101,6 +94,7 @@ fn parse_coeffs(text: &str) -> std::result::Result<Coefficients, String> {
 }
 
 /// One line of the report.
+#[derive(Clone, Copy)]
 struct Row {
     variant: StencilVariant,
     dtype: &'static str,
@@ -140,9 +134,7 @@ fn run_dtype<T: Element>(gpu: &Gpu, args: &Args, seed: u64) -> Result<Vec<Row>> 
     let mut problem = StencilProblem::new(gpu, input.view(), coeffs)?;
     let timed = |run: &mut dyn FnMut() -> Result<f64>| -> Result<f64> {
         run()?; // warm-up
-        let samples = (0..args.repeat)
-            .map(|_| run())
-            .collect::<Result<Vec<_>>>()?;
+        let samples = (0..args.repeat).map(|_| run()).collect::<Result<Vec<_>>>()?;
         Ok(median(&samples).expect("at least one run"))
     };
     let copy_ms = timed(&mut || problem.copy_ms())?;
@@ -153,10 +145,7 @@ fn run_dtype<T: Element>(gpu: &Gpu, args: &Args, seed: u64) -> Result<Vec<Row>> 
         let check = match &reference {
             Some(reference) => {
                 let out = problem.output()?;
-                Some(compare(
-                    out.as_slice().expect("contiguous"),
-                    reference.as_slice().expect("contiguous"),
-                ))
+                Some(compare(out.as_slice().expect("contiguous"), reference.as_slice().expect("contiguous")))
             }
             None => None,
         };
@@ -203,10 +192,7 @@ fn run(args: &Args) -> Result<ExitCode> {
             "grid": { "nz": nz, "ny": ny, "nx": nx }, "steps": args.steps, "repeat": args.repeat,
             "coeffs": args.coeffs.0, "seed": seed, "rows": rows,
         });
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&report).expect("JSON of plain values")
-        );
+        println!("{}", serde_json::to_string_pretty(&report).expect("JSON of plain values"));
     } else {
         println!("{}", gpu_line(&gpu.info));
         println!(
@@ -216,9 +202,7 @@ fn run(args: &Args) -> Result<ExitCode> {
             args.coeffs.0,
             args.repeat
         );
-        println!(
-            "ceiling: device-to-device copy of the grid (each point read once, written once)\n"
-        );
+        println!("ceiling: device-to-device copy of the grid (each point read once, written once)\n");
         let mut table = Table::new(vec![
             "variant",
             "figure",
@@ -232,11 +216,8 @@ fn run(args: &Args) -> Result<ExitCode> {
             "check",
         ]);
         for r in &rows {
-            let err = |f: fn(&Comparison) -> f64| {
-                r.check
-                    .as_ref()
-                    .map_or("-".into(), |c| format!("{:.2e}", f(c)))
-            };
+            let err =
+                |f: fn(&Comparison) -> f64| r.check.as_ref().map_or("-".into(), |c| format!("{:.2e}", f(c)));
             table.push(vec![
                 r.variant.name().into(),
                 r.variant.figure().into(),
@@ -251,13 +232,19 @@ fn run(args: &Args) -> Result<ExitCode> {
             ]);
         }
         print!("{}", table.render());
+        for r in rows.iter().filter(|r| r.variant == rows[0].variant) {
+            let copy = Row { ms_per_step: r.copy_ms, ..*r };
+            println!(
+                "copy ceiling {}: {:.4} ms = {:.0} GB/s = {:.1} Gpoints/s",
+                r.dtype,
+                r.copy_ms,
+                copy.gb_per_s(),
+                copy.gpoints_per_s()
+            );
+        }
     }
     let failed = rows.iter().any(|r| r.status() == "FAIL");
-    Ok(if failed {
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    })
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 fn main() -> ExitCode {
@@ -276,21 +263,11 @@ mod tests {
     #[test]
     fn defaults_are_a_big_laplacian_on_all_variants() {
         let args = parse(&[]).unwrap();
-        assert_eq!(
-            args.grid,
-            Grid3 {
-                nx: 512,
-                ny: 512,
-                nz: 512
-            }
-        );
+        assert_eq!(args.grid, Grid3 { nx: 512, ny: 512, nz: 512 });
         assert_eq!(args.dtype, DtypeArg::All);
         assert_eq!(args.variant.0, StencilVariant::ALL);
         assert_eq!(args.coeffs.0, [-6.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]);
-        assert_eq!(
-            (args.steps, args.repeat, args.no_verify, args.json),
-            (1, 20, false, false)
-        );
+        assert_eq!((args.steps, args.repeat, args.no_verify, args.json), (1, 20, false, false));
     }
 
     #[test]
@@ -314,18 +291,8 @@ mod tests {
             "42",
         ])
         .unwrap();
-        assert_eq!(
-            args.grid,
-            Grid3 {
-                nx: 1000,
-                ny: 5,
-                nz: 5
-            }
-        );
-        assert_eq!(
-            args.variant.0,
-            [StencilVariant::SharedTiled, StencilVariant::RegisterTiled]
-        );
+        assert_eq!(args.grid, Grid3 { nx: 1000, ny: 5, nz: 5 });
+        assert_eq!(args.variant.0, [StencilVariant::SharedTiled, StencilVariant::RegisterTiled]);
         assert_eq!(args.coeffs.0[0], 0.4);
         assert_eq!((args.steps, args.repeat, args.seed), (10, 3, Some(42)));
     }

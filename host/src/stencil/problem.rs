@@ -30,14 +30,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         let host = input.as_slice().expect("standard layout is contiguous");
         let input = gpu.upload(host)?;
         let buffers = [gpu.alloc(grid.len())?, gpu.alloc(grid.len())?];
-        Ok(Self {
-            gpu,
-            grid,
-            coeffs,
-            input,
-            buffers,
-            result: None,
-        })
+        Ok(Self { gpu, grid, coeffs, input, buffers, result: None })
     }
 
     /// The grid's shape.
@@ -50,9 +43,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// step's output buffer is poisoned with NaN beforehand, so unwritten points show.
     pub fn run(&mut self, variant: StencilVariant, steps: usize) -> Result<f64> {
         if steps == 0 {
-            return Err(Error::BadArgument(
-                "the number of time steps must be at least 1".into(),
-            ));
+            return Err(Error::BadArgument("the number of time steps must be at least 1".into()));
         }
         let function = self.gpu.function(&variant.entry_point(T::NAME))?;
         let config = variant.launch_config(self.grid, size_of::<T>())?;
@@ -64,11 +55,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         let stream = self.gpu.stream();
         let ms = self.gpu.timer()?.time(|| {
             for step in 0..steps {
-                let (src, dst) = if step % 2 == 0 {
-                    (&*ping, &mut *pong)
-                } else {
-                    (&*pong, &mut *ping)
-                };
+                let (src, dst) = if step % 2 == 0 { (&*ping, &mut *pong) } else { (&*pong, &mut *ping) };
                 let mut launch = stream.launch_builder(&function);
                 launch.arg(src).arg(dst).arg(&grid).arg(&coeffs);
                 // SAFETY: the entry point takes (input, output, Grid3, Coeffs<T>); both
@@ -80,10 +67,9 @@ impl<'g, T: Element> StencilProblem<'g, T> {
             Ok(())
         });
         let ms = ms.map_err(|e| match e {
-            Error::Cuda { source, .. } => Error::Cuda {
-                what: format!("running the {variant} {} kernel", T::NAME),
-                source,
-            },
+            Error::Cuda { source, .. } => {
+                Error::Cuda { what: format!("running the {variant} {} kernel", T::NAME), source }
+            }
             other => other,
         })?;
         self.result = Some(steps % 2);
@@ -94,24 +80,18 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// bytes read and written as one stencil step, the ceiling a step can approach.
     pub fn copy_ms(&mut self) -> Result<f64> {
         let [ping, _] = &mut self.buffers;
-        let ms = self
-            .gpu
-            .timer()?
-            .time(|| self.gpu.copy(&self.input, ping))?;
+        let ms = self.gpu.timer()?.time(|| self.gpu.copy(&self.input, ping))?;
         self.result = None;
         Ok(ms)
     }
 
     /// The result of the last [`run`](Self::run), shaped `(nz, ny, nx)`.
     pub fn output(&self) -> Result<Array3<T>> {
-        let index = self
-            .result
-            .ok_or_else(|| Error::BadArgument("no stencil has run on this problem yet".into()))?;
+        let index =
+            self.result.ok_or_else(|| Error::BadArgument("no stencil has run on this problem yet".into()))?;
         let host = self.gpu.download(&self.buffers[index])?;
         let Grid3 { nx, ny, nz } = self.grid;
-        Ok(
-            Array3::from_shape_vec((nz as usize, ny as usize, nx as usize), host)
-                .expect("buffer holds the grid"),
-        )
+        Ok(Array3::from_shape_vec((nz as usize, ny as usize, nx as usize), host)
+            .expect("buffer holds the grid"))
     }
 }

@@ -13,29 +13,23 @@ pub fn reference_step<T: Element>(input: ArrayView3<T>, coeffs: Coeffs<T>) -> Ar
     if nz < 3 || ny < 3 || nx < 3 {
         return out;
     }
-    Zip::indexed(out.slice_mut(s![1..nz - 1, 1..ny - 1, 1..nx - 1])).par_for_each(
-        |(z, y, x), out| {
-            let (z, y, x) = (z + 1, y + 1, x + 1);
-            *out = coeffs.apply(Neighbours {
-                center: input[[z, y, x]],
-                x_minus: input[[z, y, x - 1]],
-                x_plus: input[[z, y, x + 1]],
-                y_minus: input[[z, y - 1, x]],
-                y_plus: input[[z, y + 1, x]],
-                z_minus: input[[z - 1, y, x]],
-                z_plus: input[[z + 1, y, x]],
-            });
-        },
-    );
+    Zip::indexed(out.slice_mut(s![1..nz - 1, 1..ny - 1, 1..nx - 1])).par_for_each(|(z, y, x), out| {
+        let (z, y, x) = (z + 1, y + 1, x + 1);
+        *out = coeffs.apply(Neighbours {
+            center: input[[z, y, x]],
+            x_minus: input[[z, y, x - 1]],
+            x_plus: input[[z, y, x + 1]],
+            y_minus: input[[z, y - 1, x]],
+            y_plus: input[[z, y + 1, x]],
+            z_minus: input[[z - 1, y, x]],
+            z_plus: input[[z + 1, y, x]],
+        });
+    });
     out
 }
 
 /// `steps` time steps (zero steps returns the input).
-pub fn reference_steps<T: Element>(
-    input: ArrayView3<T>,
-    coeffs: Coeffs<T>,
-    steps: usize,
-) -> Array3<T> {
+pub fn reference_steps<T: Element>(input: ArrayView3<T>, coeffs: Coeffs<T>, steps: usize) -> Array3<T> {
     let mut grid = input.to_owned();
     for _ in 0..steps {
         grid = reference_step(grid.view(), coeffs);

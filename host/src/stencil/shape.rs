@@ -19,11 +19,7 @@ pub fn grid_of(nz: usize, ny: usize, nx: usize) -> Result<Grid3> {
             )));
         }
     }
-    Ok(Grid3 {
-        nx: nx as u32,
-        ny: ny as u32,
-        nz: nz as u32,
-    })
+    Ok(Grid3 { nx: nx as u32, ny: ny as u32, nz: nz as u32 })
 }
 
 /// Parses `N` (a cube) or `NZxNYxNX` (x fastest in memory).
@@ -52,37 +48,14 @@ mod tests {
 
     #[test]
     fn cube_and_three_extents() {
-        assert_eq!(
-            parse_grid("512").unwrap(),
-            Grid3 {
-                nx: 512,
-                ny: 512,
-                nz: 512
-            }
-        );
-        assert_eq!(
-            parse_grid("5x7x1000").unwrap(),
-            Grid3 {
-                nx: 1000,
-                ny: 7,
-                nz: 5
-            }
-        );
-        assert_eq!(
-            parse_grid(" 3 X 4 X 5 ").unwrap(),
-            Grid3 {
-                nx: 5,
-                ny: 4,
-                nz: 3
-            }
-        );
+        assert_eq!(parse_grid("512").unwrap(), Grid3 { nx: 512, ny: 512, nz: 512 });
+        assert_eq!(parse_grid("5x7x1000").unwrap(), Grid3 { nx: 1000, ny: 7, nz: 5 });
+        assert_eq!(parse_grid(" 3 X 4 X 5 ").unwrap(), Grid3 { nx: 5, ny: 4, nz: 3 });
     }
 
     #[test]
     fn malformed_grids_are_bad_shapes() {
-        for text in [
-            "", "x", "12x", "1x2", "3x3x3x3", "-5", "abc", "3.5", "4x4xq",
-        ] {
+        for text in ["", "x", "12x", "1x2", "3x3x3x3", "-5", "abc", "3.5", "4x4xq"] {
             let err = parse_grid(text).unwrap_err();
             assert!(matches!(err, Error::BadShape(_)), "{text}: {err}");
         }

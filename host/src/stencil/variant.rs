@@ -7,8 +7,7 @@ use std::str::FromStr;
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::stencil::Grid3;
 use gpu_kernels::stencil::tiles::{
-    BASIC_BLOCK, COARSENED_IN_TILE_DIM, REGISTER_TILED_IN_TILE_DIM, SHARED_TILED_IN_TILE_DIM,
-    out_tile_dim,
+    BASIC_BLOCK, COARSENED_IN_TILE_DIM, REGISTER_TILED_IN_TILE_DIM, SHARED_TILED_IN_TILE_DIM, out_tile_dim,
 };
 
 use crate::{Error, Result};
@@ -31,12 +30,7 @@ pub enum StencilVariant {
 
 impl StencilVariant {
     /// All variants, in the book's order.
-    pub const ALL: [Self; 4] = [
-        Self::Basic,
-        Self::SharedTiled,
-        Self::Coarsened,
-        Self::RegisterTiled,
-    ];
+    pub const ALL: [Self; 4] = [Self::Basic, Self::SharedTiled, Self::Coarsened, Self::RegisterTiled];
 
     /// The name used on the command line and in reports (`shared-tiled`).
     pub fn name(self) -> &'static str {
@@ -67,33 +61,17 @@ impl StencilVariant {
     pub fn launch_config(self, grid: Grid3, element_bytes: usize) -> Result<LaunchConfig> {
         let tiles = |out_tile: usize| {
             let out_tile = out_tile as u32;
-            (
-                grid.nx.div_ceil(out_tile),
-                grid.ny.div_ceil(out_tile),
-                grid.nz.div_ceil(out_tile),
-            )
+            (grid.nx.div_ceil(out_tile), grid.ny.div_ceil(out_tile), grid.nz.div_ceil(out_tile))
         };
         let plane = |t: usize| (t as u32, t as u32, 1);
         let (grid_dim, block_dim, shared_elements) = match self {
             Self::Basic => {
                 let [bx, by, bz] = BASIC_BLOCK;
-                (
-                    (
-                        grid.nx.div_ceil(bx),
-                        grid.ny.div_ceil(by),
-                        grid.nz.div_ceil(bz),
-                    ),
-                    (bx, by, bz),
-                    0,
-                )
+                ((grid.nx.div_ceil(bx), grid.ny.div_ceil(by), grid.nz.div_ceil(bz)), (bx, by, bz), 0)
             }
             Self::SharedTiled => {
                 let t = SHARED_TILED_IN_TILE_DIM;
-                (
-                    tiles(out_tile_dim(t)),
-                    (t as u32, t as u32, t as u32),
-                    t * t * t,
-                )
+                (tiles(out_tile_dim(t)), (t as u32, t as u32, t as u32), t * t * t)
             }
             Self::Coarsened => {
                 let t = COARSENED_IN_TILE_DIM;
@@ -115,11 +93,7 @@ impl StencilVariant {
                 grid.nx
             )));
         }
-        Ok(LaunchConfig {
-            grid_dim,
-            block_dim,
-            shared_mem_bytes: (shared_elements * element_bytes) as u32,
-        })
+        Ok(LaunchConfig { grid_dim, block_dim, shared_mem_bytes: (shared_elements * element_bytes) as u32 })
     }
 }
 
@@ -134,16 +108,10 @@ impl FromStr for StencilVariant {
 
     fn from_str(s: &str) -> Result<Self> {
         let wanted = s.replace('_', "-");
-        Self::ALL
-            .into_iter()
-            .find(|v| v.name() == wanted)
-            .ok_or_else(|| {
-                let names: Vec<_> = Self::ALL.iter().map(|v| v.name()).collect();
-                Error::BadArgument(format!(
-                    "unknown stencil variant `{s}`: expected one of {}",
-                    names.join(", ")
-                ))
-            })
+        Self::ALL.into_iter().find(|v| v.name() == wanted).ok_or_else(|| {
+            let names: Vec<_> = Self::ALL.iter().map(|v| v.name()).collect();
+            Error::BadArgument(format!("unknown stencil variant `{s}`: expected one of {}", names.join(", ")))
+        })
     }
 }
 
@@ -151,22 +119,12 @@ impl FromStr for StencilVariant {
 mod tests {
     use super::*;
 
-    const CUBE_512: Grid3 = Grid3 {
-        nx: 512,
-        ny: 512,
-        nz: 512,
-    };
+    const CUBE_512: Grid3 = Grid3 { nx: 512, ny: 512, nz: 512 };
 
     #[test]
     fn entry_points_follow_the_naming_scheme() {
-        assert_eq!(
-            StencilVariant::SharedTiled.entry_point("f64"),
-            "stencil7_shared_tiled_f64"
-        );
-        assert_eq!(
-            StencilVariant::RegisterTiled.entry_point("f32"),
-            "stencil7_register_tiled_f32"
-        );
+        assert_eq!(StencilVariant::SharedTiled.entry_point("f64"), "stencil7_shared_tiled_f64");
+        assert_eq!(StencilVariant::RegisterTiled.entry_point("f32"), "stencil7_register_tiled_f32");
     }
 
     #[test]
@@ -174,65 +132,34 @@ mod tests {
         for v in StencilVariant::ALL {
             assert_eq!(v.name().parse::<StencilVariant>().unwrap(), v);
         }
-        assert_eq!(
-            "register_tiled".parse::<StencilVariant>().unwrap(),
-            StencilVariant::RegisterTiled
-        );
-        assert!(
-            "tiled"
-                .parse::<StencilVariant>()
-                .unwrap_err()
-                .to_string()
-                .contains("basic, shared-tiled")
-        );
+        assert_eq!("register_tiled".parse::<StencilVariant>().unwrap(), StencilVariant::RegisterTiled);
+        assert!("tiled".parse::<StencilVariant>().unwrap_err().to_string().contains("basic, shared-tiled"));
     }
 
     #[test]
     fn launch_shapes_come_from_the_tile_constants() {
-        let tiled = StencilVariant::SharedTiled
-            .launch_config(CUBE_512, 4)
-            .unwrap();
+        let tiled = StencilVariant::SharedTiled.launch_config(CUBE_512, 4).unwrap();
         assert_eq!(tiled.block_dim, (8, 8, 8));
         assert_eq!(tiled.grid_dim, (86, 86, 86)); // ceil(512 / 6)
         assert_eq!(tiled.shared_mem_bytes, 8 * 8 * 8 * 4);
 
-        let coarsened = StencilVariant::Coarsened
-            .launch_config(CUBE_512, 8)
-            .unwrap();
+        let coarsened = StencilVariant::Coarsened.launch_config(CUBE_512, 8).unwrap();
         assert_eq!(coarsened.block_dim, (32, 32, 1));
         assert_eq!(coarsened.grid_dim, (18, 18, 18)); // ceil(512 / 30)
         assert_eq!(coarsened.shared_mem_bytes, 3 * 32 * 32 * 8);
 
-        let register = StencilVariant::RegisterTiled
-            .launch_config(CUBE_512, 4)
-            .unwrap();
+        let register = StencilVariant::RegisterTiled.launch_config(CUBE_512, 4).unwrap();
         assert_eq!(register.shared_mem_bytes, 32 * 32 * 4);
 
-        let basic = StencilVariant::Basic
-            .launch_config(
-                Grid3 {
-                    nx: 33,
-                    ny: 5,
-                    nz: 9,
-                },
-                4,
-            )
-            .unwrap();
+        let basic = StencilVariant::Basic.launch_config(Grid3 { nx: 33, ny: 5, nz: 9 }, 4).unwrap();
         assert_eq!(basic.grid_dim, (2, 2, 3));
         assert_eq!(basic.shared_mem_bytes, 0);
     }
 
     #[test]
     fn grids_past_the_launch_limit_are_refused() {
-        let tall = Grid3 {
-            nx: 3,
-            ny: 3,
-            nz: 400_000,
-        };
-        let err = StencilVariant::SharedTiled
-            .launch_config(tall, 4)
-            .unwrap_err()
-            .to_string();
+        let tall = Grid3 { nx: 3, ny: 3, nz: 400_000 };
+        let err = StencilVariant::SharedTiled.launch_config(tall, 4).unwrap_err().to_string();
         assert!(err.contains("over CUDA's limit"), "{err}");
         assert!(StencilVariant::RegisterTiled.launch_config(tall, 4).is_ok());
     }

@@ -1,0 +1,18 @@
+//! Every kernel entry point the host launches, with the launch-sized shared memory it gets
+//! (the PTX declares it `.extern .shared`, so `ptxas` cannot report it).
+
+use crate::stencil::StencilVariant;
+
+/// `(entry point, dynamic shared-memory bytes per block)` for every launched kernel.
+pub fn entry_points() -> Vec<(String, usize)> {
+    let mut entries = Vec::new();
+    for variant in StencilVariant::ALL {
+        for (dtype, bytes) in [("f32", 4), ("f64", 8)] {
+            // The stencils' shared memory does not depend on the grid.
+            let probe = gpu_kernels::stencil::Grid3 { nx: 3, ny: 3, nz: 3 };
+            let config = variant.launch_config(probe, bytes).expect("a 3³ grid always launches");
+            entries.push((variant.entry_point(dtype), config.shared_mem_bytes as usize));
+        }
+    }
+    entries
+}
