@@ -5,10 +5,7 @@ use std::path::PathBuf;
 
 fn main() {
     let manifest_dir = PathBuf::from(std::env::var_os("CARGO_MANIFEST_DIR").expect("set by cargo"));
-    let workspace_root = manifest_dir
-        .parent()
-        .expect("host/ sits in the workspace")
-        .to_owned();
+    let workspace_root = manifest_dir.parent().expect("host/ sits in the workspace").to_owned();
     let target_dir = std::env::var_os("CARGO_TARGET_DIR")
         .map(PathBuf::from)
         .unwrap_or_else(|| workspace_root.join("target"));
@@ -17,14 +14,8 @@ fn main() {
         Err(e) => fail(e),
     };
     println!("cargo:rerun-if-env-changed={}", ptx_build::ARCH_ENV);
-    println!(
-        "cargo:rerun-if-changed={}",
-        build.kernel_dir().join("src").display()
-    );
-    println!(
-        "cargo:rerun-if-changed={}",
-        build.kernel_dir().join("Cargo.toml").display()
-    );
+    println!("cargo:rerun-if-changed={}", build.kernel_dir().join("src").display());
+    println!("cargo:rerun-if-changed={}", build.kernel_dir().join("Cargo.toml").display());
     match build.run() {
         Ok(ptx) => {
             println!("cargo:rustc-env=GPU_KERNELS_PTX={}", ptx.display());
