@@ -7,11 +7,14 @@ use crate::stencil::StencilVariant;
 pub fn entry_points() -> Vec<(String, usize)> {
     let mut entries = Vec::new();
     for variant in StencilVariant::ALL {
-        for (dtype, bytes) in [("f32", 4), ("f64", 8)] {
-            // The stencils' shared memory does not depend on the grid.
-            let probe = gpu_kernels::stencil::Grid3 { nx: 3, ny: 3, nz: 3 };
-            let config = variant.launch_config(probe, bytes).expect("a 3³ grid always launches");
-            entries.push((variant.entry_point(dtype), config.shared_mem_bytes as usize));
+        for &tile in variant.tiles() {
+            for (dtype, bytes) in [("f32", 4), ("f64", 8)] {
+                // The stencils' shared memory does not depend on the grid.
+                let probe = gpu_kernels::stencil::Grid3 { nx: 3, ny: 3, nz: 3 };
+                let config = variant.launch_config_with_tile(probe, bytes, tile).expect("a 3³ grid launches");
+                let entry = variant.entry_point_with_tile(dtype, tile).expect("tile of the variant");
+                entries.push((entry, config.shared_mem_bytes as usize));
+            }
         }
     }
     entries

@@ -122,3 +122,24 @@ fn grids_larger_than_device_memory_are_a_clear_error() {
     assert!(matches!(err, host::Error::OutOfMemory(_)), "{err}");
     assert!(err.to_string().contains("free"), "{err}");
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_tile_of_the_tiling_sweep_matches_the_reference() {
+    let gpu = gpu();
+    for variant in StencilVariant::ALL {
+        for &tile in variant.tiles() {
+            for shape in [(33, 31, 29), (40, 17, 70)] {
+                let seed = random::fresh_seed();
+                let input = random::random_grid::<f64>(shape, seed).unwrap();
+                let coeffs = random_coeffs(seed);
+                let mut problem = stencil::StencilProblem::new(&gpu, input.view(), coeffs).unwrap();
+                problem.run_with_tile(variant, tile, 2).unwrap();
+                let out = problem.output().unwrap();
+                let reference = reference_steps(input.view(), coeffs, 2);
+                let c = compare(out.as_slice().unwrap(), reference.as_slice().unwrap());
+                assert!(c.ok, "{variant} T = {tile} on {shape:?}, seed {seed}: {c:?}");
+            }
+        }
+    }
+}

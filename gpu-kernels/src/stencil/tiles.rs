@@ -15,6 +15,12 @@ pub const COARSENED_IN_TILE_DIM: usize = 32;
 /// Fig. 8.12: edge `T` of the input plane of the coarsened, register-tiled kernel.
 pub const REGISTER_TILED_IN_TILE_DIM: usize = 32;
 
+/// Input-tile edges of the register-tiled kernel in the benchmarks' tiling sweep.
+pub const REGISTER_TILED_SWEEP: [usize; 3] = [8, 16, REGISTER_TILED_IN_TILE_DIM];
+
+/// Input-tile edges of the coarsened kernel in the benchmarks' tiling sweep.
+pub const COARSENED_SWEEP: [usize; 2] = [16, COARSENED_IN_TILE_DIM];
+
 /// Edge of the output tile for an input tile of edge `in_tile_dim`: one halo point on
 /// each side (the seven-point stencil has order 1).
 pub const fn out_tile_dim(in_tile_dim: usize) -> usize {

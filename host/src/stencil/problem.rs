@@ -1,7 +1,7 @@
 //! A stencil problem on the GPU: the input, two buffers that ping-pong over time steps,
 //! and timed launches of any variant.
 
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 use gpu_kernels::stencil::{Coeffs, Grid3};
 use ndarray::{Array3, ArrayView3};
 
@@ -42,11 +42,30 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// steps in milliseconds (CUDA events; the reset of the buffers is not timed). The first
     /// step's output buffer is poisoned with NaN beforehand, so unwritten points show.
     pub fn run(&mut self, variant: StencilVariant, steps: usize) -> Result<f64> {
+        self.run_with_tile(variant, variant.default_tile(), steps)
+    }
+
+    /// As [`run`](Self::run), with the entry point of input-tile edge `tile` (one of
+    /// [`StencilVariant::tiles`]).
+    pub fn run_with_tile(&mut self, variant: StencilVariant, tile: usize, steps: usize) -> Result<f64> {
+        let function = self.gpu.function(&variant.entry_point_with_tile(T::NAME, tile)?)?;
+        let config = variant.launch_config_with_tile(self.grid, size_of::<T>(), tile)?;
+        self.run_function(&function, config, &format!("{variant} {} (T = {tile})", T::NAME), steps)
+    }
+
+    /// As [`run`](Self::run), for any kernel with the stencil entry points' signature
+    /// `(input, output, Grid3, Coeffs<T>)` and its launch shape, e.g. a CUDA C++ twin.
+    /// `label` names the kernel in errors.
+    pub fn run_function(
+        &mut self,
+        function: &CudaFunction,
+        config: LaunchConfig,
+        label: &str,
+        steps: usize,
+    ) -> Result<f64> {
         if steps == 0 {
             return Err(Error::BadArgument("the number of time steps must be at least 1".into()));
         }
-        let function = self.gpu.function(&variant.entry_point(T::NAME))?;
-        let config = variant.launch_config(self.grid, size_of::<T>())?;
         let [ping, pong] = &mut self.buffers;
         self.gpu.copy(&self.input, ping)?;
         self.gpu.poison(pong)?;
@@ -56,20 +75,17 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         let ms = self.gpu.timer()?.time(|| {
             for step in 0..steps {
                 let (src, dst) = if step % 2 == 0 { (&*ping, &mut *pong) } else { (&*pong, &mut *ping) };
-                let mut launch = stream.launch_builder(&function);
+                let mut launch = stream.launch_builder(function);
                 launch.arg(src).arg(dst).arg(&grid).arg(&coeffs);
                 // SAFETY: the entry point takes (input, output, Grid3, Coeffs<T>); both
                 // buffers hold `grid.len()` elements; `config` comes from the same constants
                 // as the kernel's tile sizes.
-                unsafe { launch.launch(config) }
-                    .context(|| format!("launching the {variant} {} kernel", T::NAME))?;
+                unsafe { launch.launch(config) }.context(|| format!("launching the {label} kernel"))?;
             }
             Ok(())
         });
         let ms = ms.map_err(|e| match e {
-            Error::Cuda { source, .. } => {
-                Error::Cuda { what: format!("running the {variant} {} kernel", T::NAME), source }
-            }
+            Error::Cuda { source, .. } => Error::Cuda { what: format!("running the {label} kernel"), source },
             other => other,
         })?;
         self.result = Some(steps % 2);

@@ -7,7 +7,8 @@ use std::str::FromStr;
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::stencil::Grid3;
 use gpu_kernels::stencil::tiles::{
-    BASIC_BLOCK, COARSENED_IN_TILE_DIM, REGISTER_TILED_IN_TILE_DIM, SHARED_TILED_IN_TILE_DIM, out_tile_dim,
+    BASIC_BLOCK, COARSENED_IN_TILE_DIM, COARSENED_SWEEP, REGISTER_TILED_IN_TILE_DIM, REGISTER_TILED_SWEEP,
+    SHARED_TILED_IN_TILE_DIM, out_tile_dim,
 };
 
 use crate::{Error, Result};
@@ -52,35 +53,72 @@ impl StencilVariant {
         }
     }
 
+    /// The input-tile edge `T` of the main entry point (the basic kernel has no tile: 0).
+    pub fn default_tile(self) -> usize {
+        match self {
+            Self::Basic => 0,
+            Self::SharedTiled => SHARED_TILED_IN_TILE_DIM,
+            Self::Coarsened => COARSENED_IN_TILE_DIM,
+            Self::RegisterTiled => REGISTER_TILED_IN_TILE_DIM,
+        }
+    }
+
+    /// Every tile edge with an entry point: the default, plus the tiling sweep's.
+    pub fn tiles(self) -> &'static [usize] {
+        match self {
+            Self::Basic => &[0],
+            Self::SharedTiled => &[SHARED_TILED_IN_TILE_DIM],
+            Self::Coarsened => &COARSENED_SWEEP,
+            Self::RegisterTiled => &REGISTER_TILED_SWEEP,
+        }
+    }
+
     /// The PTX entry point for element type `dtype` (`"f32"`, `"f64"`).
     pub fn entry_point(self, dtype: &str) -> String {
         format!("stencil7_{}_{dtype}", self.name().replace('-', "_"))
     }
 
+    /// The PTX entry point built with input-tile edge `tile` (one of [`tiles`](Self::tiles)).
+    pub fn entry_point_with_tile(self, dtype: &str, tile: usize) -> Result<String> {
+        if !self.tiles().contains(&tile) {
+            return Err(Error::BadArgument(format!(
+                "the {self} kernel is built with tile edges {:?}, not {tile}",
+                self.tiles()
+            )));
+        }
+        Ok(if tile == self.default_tile() {
+            self.entry_point(dtype)
+        } else {
+            format!("stencil7_{}_t{tile}_{dtype}", self.name().replace('-', "_"))
+        })
+    }
+
     /// Grid, block and shared-memory size for `grid` with elements of `element_bytes`.
     pub fn launch_config(self, grid: Grid3, element_bytes: usize) -> Result<LaunchConfig> {
+        self.launch_config_with_tile(grid, element_bytes, self.default_tile())
+    }
+
+    /// As [`launch_config`](Self::launch_config), for the entry point of input-tile edge `tile`.
+    pub fn launch_config_with_tile(
+        self,
+        grid: Grid3,
+        element_bytes: usize,
+        tile: usize,
+    ) -> Result<LaunchConfig> {
         let tiles = |out_tile: usize| {
             let out_tile = out_tile as u32;
             (grid.nx.div_ceil(out_tile), grid.ny.div_ceil(out_tile), grid.nz.div_ceil(out_tile))
         };
         let plane = |t: usize| (t as u32, t as u32, 1);
+        let t = tile;
         let (grid_dim, block_dim, shared_elements) = match self {
             Self::Basic => {
                 let [bx, by, bz] = BASIC_BLOCK;
                 ((grid.nx.div_ceil(bx), grid.ny.div_ceil(by), grid.nz.div_ceil(bz)), (bx, by, bz), 0)
             }
-            Self::SharedTiled => {
-                let t = SHARED_TILED_IN_TILE_DIM;
-                (tiles(out_tile_dim(t)), (t as u32, t as u32, t as u32), t * t * t)
-            }
-            Self::Coarsened => {
-                let t = COARSENED_IN_TILE_DIM;
-                (tiles(out_tile_dim(t)), plane(t), 3 * t * t)
-            }
-            Self::RegisterTiled => {
-                let t = REGISTER_TILED_IN_TILE_DIM;
-                (tiles(out_tile_dim(t)), plane(t), t * t)
-            }
+            Self::SharedTiled => (tiles(out_tile_dim(t)), (t as u32, t as u32, t as u32), t * t * t),
+            Self::Coarsened => (tiles(out_tile_dim(t)), plane(t), 3 * t * t),
+            Self::RegisterTiled => (tiles(out_tile_dim(t)), plane(t), t * t),
         };
         if grid_dim.1 > MAX_GRID_YZ || grid_dim.2 > MAX_GRID_YZ {
             return Err(Error::BadShape(format!(
@@ -125,6 +163,19 @@ mod tests {
     fn entry_points_follow_the_naming_scheme() {
         assert_eq!(StencilVariant::SharedTiled.entry_point("f64"), "stencil7_shared_tiled_f64");
         assert_eq!(StencilVariant::RegisterTiled.entry_point("f32"), "stencil7_register_tiled_f32");
+    }
+
+    #[test]
+    fn sweep_entry_points_and_shapes() {
+        let v = StencilVariant::RegisterTiled;
+        assert_eq!(v.entry_point_with_tile("f32", 8).unwrap(), "stencil7_register_tiled_t8_f32");
+        assert_eq!(v.entry_point_with_tile("f64", 32).unwrap(), "stencil7_register_tiled_f64");
+        assert!(v.entry_point_with_tile("f32", 12).unwrap_err().to_string().contains("not 12"));
+        let t16 = v.launch_config_with_tile(CUBE_512, 4, 16).unwrap();
+        assert_eq!(
+            (t16.block_dim, t16.grid_dim, t16.shared_mem_bytes),
+            ((16, 16, 1), (37, 37, 37), 16 * 16 * 4)
+        );
     }
 
     #[test]
