@@ -103,6 +103,11 @@ impl Gpu {
         Ok(f)
     }
 
+    /// Loads another PTX module into this GPU's context, e.g. CUDA C++ compiled with NVRTC.
+    pub fn load_ptx(&self, ptx: Ptx, what: &str) -> Result<Arc<CudaModule>> {
+        self.ctx.load_module(ptx).map_err(|source| Error::PtxLoad { what: what.to_owned(), source })
+    }
+
     /// Free and total device memory in bytes.
     pub fn memory(&self) -> Result<(usize, usize)> {
         self.ctx.mem_get_info().context(|| "reading free device memory".into())

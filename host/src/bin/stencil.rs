@@ -137,7 +137,7 @@ fn run_dtype<T: Element>(gpu: &Gpu, args: &Args, seed: u64) -> Result<Vec<Row>> 
         let samples = (0..args.repeat).map(|_| run()).collect::<Result<Vec<_>>>()?;
         Ok(median(&samples).expect("at least one run"))
     };
-    let copy_ms = timed(&mut || problem.copy_ms())?;
+    let copy_ms = timed(&mut || problem.copy_ms(1))?;
     let reference = (!args.no_verify).then(|| reference_steps(input.view(), coeffs, steps));
     let mut rows = Vec::new();
     for &variant in &args.variant.0 {

@@ -92,11 +92,12 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         Ok(ms)
     }
 
-    /// GPU time in milliseconds of a device-to-device copy of the whole grid: the same
-    /// bytes read and written as one stencil step, the ceiling a step can approach.
-    pub fn copy_ms(&mut self) -> Result<f64> {
+    /// GPU time in milliseconds of `times` device-to-device copies of the whole grid: each
+    /// moves the same bytes as one stencil step (read once, written once), the ceiling a
+    /// step can approach.
+    pub fn copy_ms(&mut self, times: usize) -> Result<f64> {
         let [ping, _] = &mut self.buffers;
-        let ms = self.gpu.timer()?.time(|| self.gpu.copy(&self.input, ping))?;
+        let ms = self.gpu.timer()?.time(|| (0..times).try_for_each(|_| self.gpu.copy(&self.input, ping)))?;
         self.result = None;
         Ok(ms)
     }

@@ -1,0 +1,131 @@
+//! Criterion benchmarks of the four stencil kernels (Rust, compiled to PTX) against their
+//! CUDA C++ twins and the device-to-device copy of the same bytes, on several grids, and a
+//! tiling sweep over the tile edge `T`. Each sample is a run of time steps timed with CUDA
+//! events; inputs are fresh random values, never zeros. Without a GPU: one line, exit 0.
+
+use std::process::exit;
+
+use benches::{Twins, criterion, from_ms, open_gpu, stencil_twin_source, write_gpu_info};
+use criterion::{BenchmarkId, Criterion, Throughput};
+use cudarc::driver::{CudaFunction, LaunchConfig};
+use gpu_kernels::stencil::{Coeffs, Grid3};
+use host::stencil::{StencilProblem, StencilVariant};
+use host::verify::compare;
+use host::{Element, Gpu, Result, random};
+
+const BENCH: &str = "stencil_variants";
+
+/// Grids `(nz, ny, nx)`: three cubes, the largest several times the L2, and a non-cubic one.
+const GRIDS: [(usize, usize, usize); 4] =
+    [(128, 128, 128), (256, 256, 256), (512, 512, 512), (256, 512, 1024)];
+
+/// The tiling sweep runs on this grid.
+const SWEEP_GRID: (usize, usize, usize) = (512, 512, 512);
+
+/// One explicit heat-equation step (`u + Δu/10`): values stay bounded over any number of
+/// steps, so long timing runs never reach infinities or denormals.
+fn heat<T: Element>() -> Coeffs<T> {
+    let (centre, neighbour) = (T::from_f64(0.4), T::from_f64(0.1));
+    Coeffs([centre, neighbour, neighbour, neighbour, neighbour, neighbour, neighbour])
+}
+
+fn or_exit<V>(result: Result<V>) -> V {
+    result.unwrap_or_else(|e| {
+        eprintln!("{BENCH}: error: {e}");
+        exit(1)
+    })
+}
+
+fn problem<'g, T: Element>(gpu: &'g Gpu, (nz, ny, nx): (usize, usize, usize)) -> StencilProblem<'g, T> {
+    let input = or_exit(random::random_grid::<T>((nz, ny, nx), random::fresh_seed()));
+    or_exit(StencilProblem::new(gpu, input.view(), heat()))
+}
+
+fn case((nz, ny, nx): (usize, usize, usize), dtype: &str) -> String {
+    format!("{nz}x{ny}x{nx}-{dtype}")
+}
+
+/// The twin of `entry`, if it exists and computes what the Rust kernel computes on this
+/// problem (one step, compared with the Rust result).
+fn checked_twin<T: Element>(
+    twins: Option<&Twins>,
+    problem: &mut StencilProblem<'_, T>,
+    variant: StencilVariant,
+    tile: usize,
+) -> Option<(CudaFunction, LaunchConfig)> {
+    let entry = or_exit(variant.entry_point_with_tile(T::NAME, tile));
+    let function = twins?.function(&entry)?;
+    let config = or_exit(variant.launch_config_with_tile(problem.grid(), size_of::<T>(), tile));
+    or_exit(problem.run_with_tile(variant, tile, 1));
+    let rust = or_exit(problem.output());
+    or_exit(problem.run_function(&function, config, &format!("cuda_{entry}"), 1));
+    let cuda = or_exit(problem.output());
+    let check = compare(cuda.as_slice().expect("contiguous"), rust.as_slice().expect("contiguous"));
+    if !check.ok {
+        println!("{BENCH}: twin cuda_{entry} differs from the Rust kernel ({check:?}); not timed");
+        return None;
+    }
+    Some((function, config))
+}
+
+fn variants<T: Element>(c: &mut Criterion, gpu: &Gpu, twins: Option<&Twins>, shape: (usize, usize, usize)) {
+    let mut problem = problem::<T>(gpu, shape);
+    let grid: Grid3 = problem.grid();
+    let mut group = c.benchmark_group(format!("stencil_variants/{}", case(shape, T::NAME)));
+    group.throughput(Throughput::Elements(grid.len() as u64));
+    group
+        .bench_function("copy", |b| b.iter_custom(|iters| from_ms(or_exit(problem.copy_ms(iters as usize)))));
+    for variant in StencilVariant::ALL {
+        let steps = |iters: u64| iters.max(1) as usize;
+        group.bench_function(format!("rust/{variant}"), |b| {
+            b.iter_custom(|iters| from_ms(or_exit(problem.run(variant, steps(iters)))))
+        });
+        if let Some((function, config)) = checked_twin(twins, &mut problem, variant, variant.default_tile()) {
+            group.bench_function(format!("cuda/{variant}"), |b| {
+                b.iter_custom(|iters| {
+                    from_ms(or_exit(problem.run_function(&function, config, "twin", steps(iters))))
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
+fn tiling<T: Element>(c: &mut Criterion, gpu: &Gpu, twins: Option<&Twins>) {
+    let mut problem = problem::<T>(gpu, SWEEP_GRID);
+    let mut group = c.benchmark_group(format!("stencil_tiling/{}", case(SWEEP_GRID, T::NAME)));
+    group.throughput(Throughput::Elements(problem.grid().len() as u64));
+    group
+        .bench_function("copy", |b| b.iter_custom(|iters| from_ms(or_exit(problem.copy_ms(iters as usize)))));
+    for variant in [StencilVariant::Coarsened, StencilVariant::RegisterTiled] {
+        for &tile in variant.tiles() {
+            let steps = |iters: u64| iters.max(1) as usize;
+            let parameter = format!("T={tile}");
+            group.bench_function(BenchmarkId::new(format!("rust/{variant}"), &parameter), |b| {
+                b.iter_custom(|iters| from_ms(or_exit(problem.run_with_tile(variant, tile, steps(iters)))))
+            });
+            if let Some((function, config)) = checked_twin(twins, &mut problem, variant, tile) {
+                group.bench_function(BenchmarkId::new(format!("cuda/{variant}"), &parameter), |b| {
+                    b.iter_custom(|iters| {
+                        from_ms(or_exit(problem.run_function(&function, config, "twin", steps(iters))))
+                    })
+                });
+            }
+        }
+    }
+    group.finish();
+}
+
+fn main() {
+    let Some(gpu) = open_gpu(BENCH) else { return };
+    write_gpu_info(&gpu);
+    let twins = Twins::compile(&gpu, BENCH, &stencil_twin_source());
+    let mut c = criterion();
+    for shape in GRIDS {
+        variants::<f32>(&mut c, &gpu, twins.as_ref(), shape);
+        variants::<f64>(&mut c, &gpu, twins.as_ref(), shape);
+    }
+    tiling::<f32>(&mut c, &gpu, twins.as_ref());
+    tiling::<f64>(&mut c, &gpu, twins.as_ref());
+    c.final_summary();
+}
