@@ -122,6 +122,9 @@ impl Twins {
                 return None;
             }
         };
+        // Kept beside the results for `ptxas -v` / `cuobjdump -sass` comparisons.
+        let _ = std::fs::create_dir_all(criterion_dir())
+            .and_then(|()| std::fs::write(criterion_dir().join(format!("{bench}-twins.ptx")), ptx.to_src()));
         match gpu.load_ptx(ptx, "CUDA C++ twins") {
             Ok(module) => Some(Self { module }),
             Err(e) => {
