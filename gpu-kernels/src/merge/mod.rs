@@ -1,1 +1,35 @@
-//! The ordered merge (PMPP chapter 12).
+//! The ordered merge (PMPP chapter 12): the co-rank function and the sequential merge shared
+//! by the host and the GPU, the circular-buffer helpers, the tile constants, and one file per
+//! kernel.
+//!
+//! All merges are stable: on equal keys, A's element comes first. Inputs are sorted ascending
+//! and hold no NaN (the host checks). Sizes and every index are 64-bit (`usize` on both
+//! targets), so `m + n` may pass 2^32.
+//!
+//! * [`merge_basic`] (12.5): every thread co-ranks its coarsened output chunk in global memory.
+//! * [`merge_tiled`] (12.6): one co-rank per block in global memory; tiles of A and B in
+//!   shared memory, loaded coalesced; per-thread co-ranks in shared memory.
+//! * [`merge_circular`] (12.7): the tiled kernel with circular buffers that keep the unconsumed
+//!   part of each tile and load only what was consumed.
+//!
+//! All three are thread-coarsened (12.8): [`tiles::ELEMENTS_PER_THREAD`] outputs per thread
+//! between its two co-ranks.
+
+mod basic;
+mod circular;
+mod circular_buffer;
+mod entry;
+mod keys;
+mod sequential;
+mod tiled;
+pub mod tiles;
+
+#[cfg(test)]
+mod tests;
+
+pub use basic::{merge_basic, merge_basic_thread};
+pub use circular::{CircularBlock, merge_circular};
+pub use circular_buffer::{Circular, co_rank_circular, merge_sequential_circular};
+pub use keys::{KeyReader, KeyRun, KeyWriter, MergeKey, SharedKeys};
+pub use sequential::{co_rank, co_rank_by, merge_sequential, merge_sequential_by};
+pub use tiled::{TiledBlock, merge_tiled};

@@ -1,0 +1,218 @@
+//! PMPP 12.7 (Figs. 12.17–12.20), the circular-buffer merge kernel: the tiled kernel of 12.6,
+//! except that `a_s` and `b_s` are circular buffers. The keys a tile did not consume stay
+//! where they are; only as many keys as were consumed are loaded behind them. So every key of
+//! A and B is read from global memory once, instead of about twice.
+//!
+//! The wrap-around is hidden in [`co_rank_circular`] and [`merge_sequential_circular`] (and in
+//! the [`Circular`] view the loads write through), so the per-thread work reads like the tiled
+//! kernel's. Each buffer is described by where its unconsumed keys start (`a_s_start`) and
+//! how many it holds (`a_s_len`); a buffer is full except near the end of the block's run,
+//! where fewer keys remain than fit.
+
+use super::circular_buffer::{Circular, co_rank_circular, merge_sequential_circular};
+use super::keys::{KeyReader, KeyRun, KeyWriter, MergeKey, SharedKeys};
+use super::sequential::co_rank_by;
+use super::tiles::{BLOCK_THREADS, TILE_SIZE, a_s_offset, thread_range, tiled_block_range};
+use crate::device::SharedArray;
+use crate::device::thread::*;
+
+/// What a block has merged of its range and what its buffers hold; every thread holds the
+/// same copy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CircularBlock {
+    /// Where the block's runs start in A, B and C (the book's `A_curr`, `B_curr`, `C_curr`).
+    a_curr: usize,
+    b_curr: usize,
+    c_curr: usize,
+    /// Lengths of the block's runs.
+    a_length: usize,
+    b_length: usize,
+    c_length: usize,
+    /// Keys of the runs merged by the tiles so far.
+    a_consumed: usize,
+    b_consumed: usize,
+    c_completed: usize,
+    /// Where the unconsumed keys start in `a_s` and `b_s` (the book's `A_S_start`, `B_S_start`).
+    a_s_start: usize,
+    b_s_start: usize,
+    /// How many unconsumed keys `a_s` and `b_s` hold.
+    a_s_len: usize,
+    b_s_len: usize,
+}
+
+impl CircularBlock {
+    /// The block that writes outputs `[c_curr, c_next)`, which take A's keys
+    /// `[a_curr, a_next)` (the co-ranks of `c_curr` and `c_next`) and B's the rest; both
+    /// buffers start empty.
+    #[inline(always)]
+    pub fn new(c_curr: usize, c_next: usize, a_curr: usize, a_next: usize) -> Self {
+        let b_curr = c_curr - a_curr;
+        let b_next = c_next - a_next;
+        Self {
+            a_curr,
+            b_curr,
+            c_curr,
+            a_length: a_next - a_curr,
+            b_length: b_next - b_curr,
+            c_length: c_next - c_curr,
+            a_consumed: 0,
+            b_consumed: 0,
+            c_completed: 0,
+            a_s_start: 0,
+            b_s_start: 0,
+            a_s_len: 0,
+            b_s_len: 0,
+        }
+    }
+
+    /// Tiles in the block's range (the book's `total_iteration`); the same for every thread.
+    #[inline(always)]
+    pub fn total_iterations(&self) -> usize {
+        self.c_length.div_ceil(TILE_SIZE)
+    }
+
+    /// Outputs of this tile: `TILE_SIZE`, or fewer for the last tile.
+    #[inline(always)]
+    fn c_tile(&self) -> usize {
+        TILE_SIZE.min(self.c_length - self.c_completed)
+    }
+
+    /// Phase 1: thread `tid`'s share of refilling the buffers: behind the unconsumed keys,
+    /// as many new keys as there is room for (what the last tile consumed, or everything at
+    /// the start), but none past the block's runs. Coalesced: consecutive threads load
+    /// consecutive keys. Afterwards each buffer holds `min(TILE_SIZE, keys left in its run)`.
+    ///
+    /// # Safety
+    /// `a` and `b` hold the keys of the block's runs; `a_s` and `b_s` hold `TILE_SIZE` keys
+    /// each, and no other thread reads them until a barrier.
+    #[inline(always)]
+    pub unsafe fn load_tiles<K: MergeKey, W: KeyWriter<K>>(
+        &mut self,
+        tid: usize,
+        a: *const K,
+        b: *const K,
+        a_s: W,
+        b_s: W,
+    ) {
+        let a_loaded = self.a_consumed + self.a_s_len;
+        let b_loaded = self.b_consumed + self.b_s_len;
+        let a_new = (TILE_SIZE - self.a_s_len).min(self.a_length - a_loaded);
+        let b_new = (TILE_SIZE - self.b_s_len).min(self.b_length - b_loaded);
+        // SAFETY: the new keys follow the loaded ones inside the block's runs, and go to the
+        // free part of each buffer (`a_s_len + a_new <= TILE_SIZE`), which `Circular` wraps.
+        unsafe {
+            let a_src = a.skip(self.a_curr + a_loaded);
+            let b_src = b.skip(self.b_curr + b_loaded);
+            let a_dst = Circular::new(a_s, self.a_s_start, TILE_SIZE).skip(self.a_s_len);
+            let b_dst = Circular::new(b_s, self.b_s_start, TILE_SIZE).skip(self.b_s_len);
+            let mut i = tid;
+            while i < a_new {
+                a_dst.store(i, a_src.load(i));
+                i += BLOCK_THREADS;
+            }
+            let mut i = tid;
+            while i < b_new {
+                b_dst.store(i, b_src.load(i));
+                i += BLOCK_THREADS;
+            }
+        }
+        self.a_s_len += a_new;
+        self.b_s_len += b_new;
+    }
+
+    /// Phase 2: thread `tid` co-ranks its chunk of the tile's outputs in the circular
+    /// buffers and merges it into `c`: the tiled kernel's code, through the circular helpers.
+    ///
+    /// # Safety
+    /// The buffers have been refilled by all threads (phase 1, then a barrier); `c` has room
+    /// for the block's outputs.
+    #[inline(always)]
+    pub unsafe fn merge_tile<K: MergeKey, R: KeyReader<K>>(&self, tid: usize, a_s: R, b_s: R, c: *mut K) {
+        let (m, n) = (self.a_s_len, self.b_s_len);
+        let (a_s_start, b_s_start) = (self.a_s_start, self.b_s_start);
+        let (c_curr, c_next) = thread_range(tid, self.c_tile());
+        // SAFETY: c_curr <= c_next <= c_tile <= a_s_len + b_s_len (each buffer holds
+        // min(TILE_SIZE, keys left), and c_tile <= min(TILE_SIZE, keys left in both)); the
+        // co-ranks and merged slices lie in the buffered keys; threads write disjoint outputs.
+        unsafe {
+            let a_curr = co_rank_circular(c_curr, a_s, m, b_s, n, a_s_start, b_s_start, TILE_SIZE);
+            let a_next = co_rank_circular(c_next, a_s, m, b_s, n, a_s_start, b_s_start, TILE_SIZE);
+            let b_curr = c_curr - a_curr;
+            let b_next = c_next - a_next;
+            let c_out = c.add(self.c_curr + self.c_completed + c_curr);
+            let (a_s_curr, b_s_curr) = (wrap(a_s_start + a_curr), wrap(b_s_start + b_curr));
+            merge_sequential_circular(
+                a_s,
+                a_next - a_curr,
+                b_s,
+                b_next - b_curr,
+                c_out,
+                a_s_curr,
+                b_s_curr,
+                TILE_SIZE,
+            );
+        }
+    }
+
+    /// Phase 3, before the barrier that ends the tile: drops the keys this tile merged from
+    /// the front of each buffer. As in the tiled kernel, the co-rank of the tile's outputs
+    /// over the buffered keys is the co-rank over the rest of the runs.
+    ///
+    /// # Safety
+    /// As [`merge_tile`](Self::merge_tile).
+    #[inline(always)]
+    pub unsafe fn advance<K: MergeKey, R: KeyReader<K>>(&mut self, a_s: R, b_s: R) {
+        let c_tile = self.c_tile();
+        let (m, n) = (self.a_s_len, self.b_s_len);
+        // SAFETY: as in `merge_tile`.
+        let a_s_consumed =
+            unsafe { co_rank_circular(c_tile, a_s, m, b_s, n, self.a_s_start, self.b_s_start, TILE_SIZE) };
+        let b_s_consumed = c_tile - a_s_consumed;
+        self.a_s_start = wrap(self.a_s_start + a_s_consumed);
+        self.b_s_start = wrap(self.b_s_start + b_s_consumed);
+        self.a_s_len -= a_s_consumed;
+        self.b_s_len -= b_s_consumed;
+        self.a_consumed += a_s_consumed;
+        self.b_consumed += b_s_consumed;
+        self.c_completed += c_tile;
+    }
+}
+
+/// `position mod TILE_SIZE` for `position < 2 · TILE_SIZE`.
+#[inline(always)]
+fn wrap(position: usize) -> usize {
+    if position >= TILE_SIZE { position - TILE_SIZE } else { position }
+}
+
+/// Merges `a` (`m` keys) and `b` (`n` keys) into `c`, stable (A first on ties).
+///
+/// # Safety
+/// As [`merge_tiled`](super::merge_tiled): the same launch shape and shared memory.
+#[inline(always)]
+pub unsafe fn merge_circular<K: MergeKey>(a: *const K, m: usize, b: *const K, n: usize, c: *mut K) {
+    let tid = thread_idx_x() as usize;
+    let (c_curr, c_next) = tiled_block_range(m + n, grid_dim_x() as usize, block_idx_x() as usize);
+    // SAFETY: the launch provides the header and both buffers; between barriers every thread
+    // writes only its own keys of the buffers' free parts, and the merge only reads them.
+    unsafe {
+        let co_ranks = SharedArray::<u64>::at_offset(0);
+        let a_s = SharedKeys::<K>::at_offset(a_s_offset(size_of::<K>()));
+        let b_s = a_s.skip(TILE_SIZE);
+        // One thread co-ranks the block's range in global memory; all read it after the barrier.
+        if tid == 0 {
+            co_ranks.write(0, co_rank_by(c_curr, a, m, b, n) as u64);
+            co_ranks.write(1, co_rank_by(c_next, a, m, b, n) as u64);
+        }
+        sync_threads();
+        let mut block =
+            CircularBlock::new(c_curr, c_next, co_ranks.read(0) as usize, co_ranks.read(1) as usize);
+        // The trip count is the same for every thread of the block, so the barriers are too.
+        for _ in 0..block.total_iterations() {
+            block.load_tiles(tid, a, b, a_s, b_s);
+            sync_threads();
+            block.merge_tile(tid, a_s, b_s, c);
+            block.advance(a_s, b_s);
+            sync_threads();
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! Where keys are read from and written to. `co_rank` and `merge_sequential` are written once,
+//! over these traits, and run on every kind of memory the kernels use: global memory (raw
+//! pointers), a tile in shared memory ([`SharedKeys`]) and a circular buffer in shared memory
+//! ([`Circular`](super::Circular)). On the host the same functions run over pointers into
+//! slices, which is how the CPU tests exercise the code the GPU runs.
+
+use crate::device::SharedArray;
+
+/// A key type the merge kernels take: ordered by `PartialOrd` (no NaN may reach a kernel: the
+/// host refuses such inputs), copied freely.
+pub trait MergeKey: Copy + PartialOrd + 'static {
+    /// The name used in entry points and on the command line (`"i32"`, `"f64"`, …).
+    const NAME: &'static str;
+}
+
+macro_rules! merge_keys {
+    ($($t:ty),*) => {$(
+        impl MergeKey for $t {
+            const NAME: &'static str = stringify!($t);
+        }
+    )*};
+}
+
+merge_keys!(i32, u32, i64, f32, f64);
+
+/// A run of keys somewhere in memory, indexed from 0.
+pub trait KeyRun: Copy {
+    /// The run that starts `count` keys later (the book's `&A[i]`).
+    ///
+    /// # Safety
+    /// `count` is at most the run's length.
+    unsafe fn skip(self, count: usize) -> Self;
+}
+
+/// Read access to a run of keys.
+pub trait KeyReader<K>: KeyRun {
+    /// Key `i` of the run.
+    ///
+    /// # Safety
+    /// `i` is within the run, and no other thread writes that key concurrently.
+    unsafe fn load(self, i: usize) -> K;
+}
+
+/// Write access to a run of keys.
+pub trait KeyWriter<K>: KeyRun {
+    /// `run[i] = key`.
+    ///
+    /// # Safety
+    /// `i` is within the run, and no other thread accesses that key concurrently.
+    unsafe fn store(self, i: usize, key: K);
+}
+
+impl<K> KeyRun for *const K {
+    #[inline(always)]
+    unsafe fn skip(self, count: usize) -> Self {
+        // SAFETY: stays within (or one past) the run, per the caller.
+        unsafe { self.add(count) }
+    }
+}
+
+impl<K: Copy> KeyReader<K> for *const K {
+    #[inline(always)]
+    unsafe fn load(self, i: usize) -> K {
+        // SAFETY: in bounds, per the caller.
+        unsafe { *self.add(i) }
+    }
+}
+
+impl<K> KeyRun for *mut K {
+    #[inline(always)]
+    unsafe fn skip(self, count: usize) -> Self {
+        // SAFETY: stays within (or one past) the run, per the caller.
+        unsafe { self.add(count) }
+    }
+}
+
+impl<K: Copy> KeyWriter<K> for *mut K {
+    #[inline(always)]
+    unsafe fn store(self, i: usize, key: K) {
+        // SAFETY: in bounds, per the caller.
+        unsafe { *self.add(i) = key }
+    }
+}
+
+/// A tile of keys in the block's shared memory (the book's `A_S`, `B_S`).
+#[derive(Clone, Copy)]
+pub struct SharedKeys<K> {
+    array: SharedArray<K>,
+    start: usize,
+}
+
+impl<K: Copy> SharedKeys<K> {
+    /// The keys starting `offset` elements of `K` into the launch-sized shared memory.
+    ///
+    /// # Safety
+    /// The launch provides shared memory for every key the kernel accesses through it.
+    #[inline(always)]
+    pub unsafe fn at_offset(offset: usize) -> Self {
+        // SAFETY: per the caller.
+        Self { array: unsafe { SharedArray::at_offset(offset) }, start: 0 }
+    }
+}
+
+impl<K: Copy> KeyRun for SharedKeys<K> {
+    #[inline(always)]
+    unsafe fn skip(self, count: usize) -> Self {
+        Self { array: self.array, start: self.start + count }
+    }
+}
+
+impl<K: Copy> KeyReader<K> for SharedKeys<K> {
+    #[inline(always)]
+    unsafe fn load(self, i: usize) -> K {
+        // SAFETY: per the caller.
+        unsafe { self.array.read(self.start + i) }
+    }
+}
+
+impl<K: Copy> KeyWriter<K> for SharedKeys<K> {
+    #[inline(always)]
+    unsafe fn store(self, i: usize, key: K) {
+        // SAFETY: per the caller.
+        unsafe { self.array.write(self.start + i, key) }
+    }
+}

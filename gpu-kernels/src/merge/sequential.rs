@@ -1,0 +1,117 @@
+//! PMPP 12.3 and 12.4: the sequential merge and the co-rank function, the two pieces every
+//! merge kernel is built from. Both are generic over where the keys live (see
+//! [`keys`](super::keys)), so the GPU runs them on global and shared memory and the host tests
+//! run the very same code on slices.
+//!
+//! The merge is stable: on equal keys, the element of A comes first. `co_rank` uses the
+//! matching tie rule, so that splitting an output at any rank and merging the two parts
+//! separately gives exactly the stable merge.
+
+use super::keys::{KeyReader, KeyWriter, MergeKey};
+
+/// PMPP Fig. 12.2, `merge_sequential`: merges the sorted runs `a` (`m` keys) and `b` (`n`
+/// keys) into `c` (`m + n` keys), taking A's key first when two keys are equal.
+///
+/// # Safety
+/// `a` holds `m` keys, `b` holds `n` keys and `c` has room for `m + n`; no other thread
+/// writes those keys of `a` and `b`, or accesses those of `c`, concurrently.
+#[inline(always)]
+pub unsafe fn merge_sequential_by<K, A, B, C>(a: A, m: usize, b: B, n: usize, c: C)
+where
+    K: MergeKey,
+    A: KeyReader<K>,
+    B: KeyReader<K>,
+    C: KeyWriter<K>,
+{
+    let (mut i, mut j, mut k) = (0, 0, 0);
+    // SAFETY: every index is checked against its run's length right before the access
+    // (`i < m`, `j < n`), and `k = i + j < m + n`.
+    unsafe {
+        while i < m && j < n {
+            let (a_i, b_j) = (a.load(i), b.load(j));
+            if a_i <= b_j {
+                c.store(k, a_i);
+                i += 1;
+            } else {
+                c.store(k, b_j);
+                j += 1;
+            }
+            k += 1;
+        }
+        while i < m {
+            c.store(k, a.load(i));
+            i += 1;
+            k += 1;
+        }
+        while j < n {
+            c.store(k, b.load(j));
+            j += 1;
+            k += 1;
+        }
+    }
+}
+
+/// PMPP Fig. 12.5, `co_rank`: how many of the first `k` keys of the stable merge of `a` (`m`
+/// keys) and `b` (`n` keys) come from A. The rest, `j = k - i`, come from B.
+///
+/// The result `i` is the one index with `A[i-1] <= B[j]` and `B[j-1] < A[i]` (a term whose
+/// index is out of range counts as satisfied): on equal keys A's element is first.
+///
+/// The book moves `i` down and `j` up (or the reverse) by half the remaining interval each
+/// step. This is the same binary search written over `i` alone, as a lower bound: `i` lies in
+/// `[i_low, i_high] = [max(0, k-n), min(k, m)]`, and the first `i` of that interval for which
+/// `A[i] > B[k-1-i]` (B's key precedes A's in the output) is the co-rank. Every step reads one
+/// key of each array; the midpoint `i_low + (i_high - i_low) / 2` cannot overflow.
+///
+/// # Safety
+/// `k <= m + n`; `a` holds `m` keys and `b` holds `n`, sorted ascending, and no other thread
+/// writes them concurrently.
+#[inline(always)]
+pub unsafe fn co_rank_by<K, A, B>(k: usize, a: A, m: usize, b: B, n: usize) -> usize
+where
+    K: MergeKey,
+    A: KeyReader<K>,
+    B: KeyReader<K>,
+{
+    let mut i_low = k.saturating_sub(n);
+    let mut i_high = k.min(m);
+    while i_low < i_high {
+        let i = i_low + (i_high - i_low) / 2;
+        // i_low <= i < i_high <= min(k, m), so i < m and k - 1 - i >= 0; and i >= i_low >=
+        // k - n gives j = k - 1 - i <= n - 1.
+        let j = k - 1 - i;
+        // SAFETY: i < m and j < n, shown above.
+        if unsafe { a.load(i) > b.load(j) } {
+            i_high = i;
+        } else {
+            i_low = i + 1;
+        }
+    }
+    i_low
+}
+
+/// [`co_rank_by`] on slices: how many of the first `k` keys of the stable merge of `a` and
+/// `b` come from `a`.
+///
+/// # Panics
+/// When `k > a.len() + b.len()`.
+pub fn co_rank<K: MergeKey>(k: usize, a: &[K], b: &[K]) -> usize {
+    assert!(k <= a.len() + b.len(), "co_rank: rank {k} is past the {} keys of A and B", a.len() + b.len());
+    // SAFETY: the slices hold `len` keys each and `k` is in range (checked above).
+    unsafe { co_rank_by(k, a.as_ptr(), a.len(), b.as_ptr(), b.len()) }
+}
+
+/// [`merge_sequential_by`] on slices: `c = merge(a, b)`, stable (A first on ties).
+///
+/// # Panics
+/// When `c.len() != a.len() + b.len()`.
+pub fn merge_sequential<K: MergeKey>(a: &[K], b: &[K], c: &mut [K]) {
+    assert_eq!(
+        c.len(),
+        a.len() + b.len(),
+        "merge_sequential: the output must hold exactly the keys of A and B"
+    );
+    // SAFETY: the slices hold their lengths in keys, `c` has room for both, and a `&mut`
+    // output cannot overlap the inputs.
+    unsafe { merge_sequential_by(a.as_ptr(), a.len(), b.as_ptr(), b.len(), c.as_mut_ptr()) }
+}

@@ -1,0 +1,342 @@
+//! Host tests of the code the GPU runs: co-rank and sequential merge against a stable sort,
+//! the circular helpers against the linear ones at every wrap position, and the three kernels'
+//! per-thread phases run for every thread of every block in turn (a block simulated between
+//! its barriers, each thread with its own copy of the block state, as on the GPU).
+
+use proptest::prelude::*;
+
+use super::tiles::{BLOCK_THREADS, ELEMENTS_PER_THREAD, TILE_SIZE, tiled_block_range, tiled_blocks};
+use super::*;
+
+/// A key that remembers where it came from: ordered and compared by `key` only, so a merge
+/// that is not stable shows in the tags.
+#[derive(Clone, Copy, Debug)]
+struct Tagged {
+    key: i64,
+    tag: u64,
+}
+
+impl PartialEq for Tagged {
+    fn eq(&self, other: &Self) -> bool {
+        self.key == other.key
+    }
+}
+
+impl PartialOrd for Tagged {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        self.key.partial_cmp(&other.key)
+    }
+}
+
+impl MergeKey for Tagged {
+    const NAME: &'static str = "tagged";
+}
+
+/// What an unwritten output or a stale buffer entry holds.
+const POISON: Tagged = Tagged { key: i64::MIN, tag: u64::MAX };
+
+/// Keys and tags, to compare runs exactly (`==` on `Tagged` ignores the tag).
+fn identity(run: &[Tagged]) -> Vec<(i64, u64)> {
+    run.iter().map(|t| (t.key, t.tag)).collect()
+}
+
+/// Sorted keys of A tagged `0..m`, of B tagged `1 << 32 ..`.
+fn tagged(a_keys: &[i64], b_keys: &[i64]) -> (Vec<Tagged>, Vec<Tagged>) {
+    let mut a_keys = a_keys.to_vec();
+    let mut b_keys = b_keys.to_vec();
+    a_keys.sort();
+    b_keys.sort();
+    let a = a_keys.iter().enumerate().map(|(i, &key)| Tagged { key, tag: i as u64 }).collect();
+    let b = b_keys.iter().enumerate().map(|(j, &key)| Tagged { key, tag: (1 << 32) + j as u64 }).collect();
+    (a, b)
+}
+
+/// The stable merge as a reader checks it by hand: A then B, stably sorted by key.
+fn reference(a: &[Tagged], b: &[Tagged]) -> Vec<Tagged> {
+    let mut c = [a, b].concat();
+    c.sort_by_key(|t| t.key);
+    c
+}
+
+/// Two sorted inputs of up to `max_len` keys each, keys in `0..key_range` (small ranges give
+/// many duplicates within and across the arrays).
+fn inputs(max_len: usize) -> impl Strategy<Value = (Vec<Tagged>, Vec<Tagged>)> {
+    prop_oneof![Just(1i64), Just(3), Just(20), Just(1 << 40)].prop_flat_map(move |range| {
+        let keys = proptest::collection::vec(0..range, 0..=max_len);
+        (keys.clone(), keys).prop_map(|(a, b)| tagged(&a, &b))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn co_rank_splits_every_rank_at_the_stable_merge((a, b) in inputs(40)) {
+        let c = reference(&a, &b);
+        let (m, n) = (a.len(), b.len());
+        for k in 0..=m + n {
+            let i = co_rank(k, &a, &b);
+            prop_assert!(i <= m && k - i <= n, "k {k}: i {i} out of range");
+            let j = k - i;
+            prop_assert!(i == 0 || j == n || a[i - 1] <= b[j], "k {k}: A[i-1] > B[j]");
+            prop_assert!(j == 0 || i == m || b[j - 1] < a[i], "k {k}: B[j-1] >= A[i]");
+            // Exactly the keys of A among the first k outputs of the stable merge.
+            prop_assert_eq!(i, c[..k].iter().filter(|t| t.tag < 1 << 32).count());
+        }
+    }
+
+    #[test]
+    fn merge_sequential_is_the_stable_merge((a, b) in inputs(300)) {
+        let mut c = vec![POISON; a.len() + b.len()];
+        merge_sequential(&a, &b, &mut c);
+        prop_assert_eq!(identity(&c), identity(&reference(&a, &b)));
+    }
+
+    #[test]
+    fn circular_helpers_equal_the_linear_ones_at_every_wrap_position(
+        (a, b) in inputs(12),
+        extra in 0usize..4,
+    ) {
+        let (m, n) = (a.len(), b.len());
+        let tile_size = m.max(n).max(1) + extra;
+        let mut expected = vec![POISON; m + n];
+        merge_sequential(&a, &b, &mut expected);
+        for a_s_start in 0..tile_size {
+            for b_s_start in 0..tile_size {
+                let (a_s, b_s) = (rotated(&a, a_s_start, tile_size), rotated(&b, b_s_start, tile_size));
+                let (a_s, b_s) = (a_s.as_ptr(), b_s.as_ptr());
+                for k in 0..=m + n {
+                    // SAFETY: the buffers hold `tile_size` keys; the runs `m` and `n` of them.
+                    let i = unsafe { co_rank_circular(k, a_s, m, b_s, n, a_s_start, b_s_start, tile_size) };
+                    prop_assert_eq!(i, co_rank(k, &a, &b), "k {}, starts {} {}", k, a_s_start, b_s_start);
+                }
+                let mut c = vec![POISON; m + n];
+                // SAFETY: as above, and `c` holds `m + n` keys.
+                unsafe { merge_sequential_circular(a_s, m, b_s, n, c.as_mut_ptr(), a_s_start, b_s_start, tile_size) };
+                prop_assert_eq!(identity(&c), identity(&expected));
+            }
+        }
+    }
+}
+
+/// A buffer of `tile_size` keys (poison elsewhere) holding `run` from element `start` on,
+/// wrapping around, written through a `Circular` view.
+fn rotated(run: &[Tagged], start: usize, tile_size: usize) -> Vec<Tagged> {
+    let mut buffer = vec![POISON; tile_size];
+    let view = Circular::new(buffer.as_mut_ptr(), start, tile_size);
+    for (i, &key) in run.iter().enumerate() {
+        // SAFETY: `run` is at most `tile_size` keys long.
+        unsafe { view.store(i, key) };
+    }
+    // Written where the wrap-around says, and nowhere else.
+    for (i, &key) in run.iter().enumerate() {
+        assert_eq!(buffer[(start + i) % tile_size].tag, key.tag);
+    }
+    buffer
+}
+
+#[test]
+fn co_rank_ties_put_a_first() {
+    let (a, b) = tagged(&[5, 5], &[5, 5, 5]);
+    assert_eq!((0..=5).map(|k| co_rank(k, &a, &b)).collect::<Vec<_>>(), [0, 1, 2, 2, 2, 2]);
+    assert_eq!(co_rank(3, &[1.0f64, 2.0, 3.0], &[0.5, 2.5]), 2);
+    assert_eq!(co_rank::<i32>(0, &[], &[]), 0);
+}
+
+#[test]
+fn negative_zero_in_a_precedes_positive_zero_in_b() {
+    let mut c = [1.0f32; 4];
+    merge_sequential(&[-0.0, -0.0], &[0.0, 0.0], &mut c);
+    assert_eq!(c.map(f32::to_bits), [(-0.0f32).to_bits(), (-0.0f32).to_bits(), 0, 0]);
+}
+
+#[test]
+#[should_panic(expected = "past the")]
+fn co_rank_refuses_ranks_past_the_end() {
+    co_rank(4, &[1, 2], &[3]);
+}
+
+// ---- The kernels, simulated block by block, thread by thread ------------------------------
+
+/// The basic kernel: every thread of enough blocks, plus a block of idle threads past the end.
+fn simulate_basic(a: &[Tagged], b: &[Tagged]) -> Vec<Tagged> {
+    let total = a.len() + b.len();
+    let mut c = vec![POISON; total];
+    let threads = total.div_ceil(ELEMENTS_PER_THREAD).div_ceil(BLOCK_THREADS) * BLOCK_THREADS + BLOCK_THREADS;
+    for tid in 0..threads {
+        // SAFETY: the inputs hold `m` and `n` keys, `c` holds `m + n`; one thread at a time.
+        unsafe { merge_basic_thread(tid, a.as_ptr(), a.len(), b.as_ptr(), b.len(), c.as_mut_ptr()) };
+    }
+    c
+}
+
+/// The phases a tiled block runs, so one simulator drives both tiled kernels.
+trait Block: Copy + PartialEq + std::fmt::Debug {
+    fn new(c_curr: usize, c_next: usize, a_curr: usize, a_next: usize) -> Self;
+    fn total_iterations(&self) -> usize;
+    /// Whether stale buffer entries may be poisoned before each load (the tiled kernel keeps
+    /// nothing from one tile to the next; the circular one does).
+    const FORGETS_TILES: bool;
+    unsafe fn load(&mut self, tid: usize, a: &[Tagged], b: &[Tagged], a_s: &mut [Tagged], b_s: &mut [Tagged]);
+    unsafe fn merge(&self, tid: usize, a_s: &[Tagged], b_s: &[Tagged], c: *mut Tagged);
+    unsafe fn advance(&mut self, a_s: &[Tagged], b_s: &[Tagged]);
+}
+
+impl Block for TiledBlock {
+    const FORGETS_TILES: bool = true;
+    fn new(c_curr: usize, c_next: usize, a_curr: usize, a_next: usize) -> Self {
+        TiledBlock::new(c_curr, c_next, a_curr, a_next)
+    }
+    fn total_iterations(&self) -> usize {
+        TiledBlock::total_iterations(self)
+    }
+    unsafe fn load(
+        &mut self,
+        tid: usize,
+        a: &[Tagged],
+        b: &[Tagged],
+        a_s: &mut [Tagged],
+        b_s: &mut [Tagged],
+    ) {
+        unsafe { self.load_tiles(tid, a.as_ptr(), b.as_ptr(), a_s.as_mut_ptr(), b_s.as_mut_ptr()) }
+    }
+    unsafe fn merge(&self, tid: usize, a_s: &[Tagged], b_s: &[Tagged], c: *mut Tagged) {
+        unsafe { self.merge_tile(tid, a_s.as_ptr(), b_s.as_ptr(), c) }
+    }
+    unsafe fn advance(&mut self, a_s: &[Tagged], b_s: &[Tagged]) {
+        unsafe { TiledBlock::advance(self, a_s.as_ptr(), b_s.as_ptr()) }
+    }
+}
+
+impl Block for CircularBlock {
+    const FORGETS_TILES: bool = false;
+    fn new(c_curr: usize, c_next: usize, a_curr: usize, a_next: usize) -> Self {
+        CircularBlock::new(c_curr, c_next, a_curr, a_next)
+    }
+    fn total_iterations(&self) -> usize {
+        CircularBlock::total_iterations(self)
+    }
+    unsafe fn load(
+        &mut self,
+        tid: usize,
+        a: &[Tagged],
+        b: &[Tagged],
+        a_s: &mut [Tagged],
+        b_s: &mut [Tagged],
+    ) {
+        unsafe { self.load_tiles(tid, a.as_ptr(), b.as_ptr(), a_s.as_mut_ptr(), b_s.as_mut_ptr()) }
+    }
+    unsafe fn merge(&self, tid: usize, a_s: &[Tagged], b_s: &[Tagged], c: *mut Tagged) {
+        unsafe { self.merge_tile(tid, a_s.as_ptr(), b_s.as_ptr(), c) }
+    }
+    unsafe fn advance(&mut self, a_s: &[Tagged], b_s: &[Tagged]) {
+        unsafe { CircularBlock::advance(self, a_s.as_ptr(), b_s.as_ptr()) }
+    }
+}
+
+/// A tiled kernel on a grid of `blocks` blocks. Each thread keeps its own block state; after
+/// every phase all threads' states must agree (what keeps the barriers block-uniform).
+/// Returns the output and the keys of A and B loaded from "global memory".
+fn simulate_tiled<B: Block>(a: &[Tagged], b: &[Tagged], blocks: usize) -> (Vec<Tagged>, usize, usize) {
+    let total = a.len() + b.len();
+    let mut c = vec![POISON; total];
+    let (mut a_loads, mut b_loads) = (0, 0);
+    for block in 0..blocks {
+        let (c_curr, c_next) = tiled_block_range(total, blocks, block);
+        // Thread 0's global co-ranks, read by every thread after the barrier.
+        let (a_curr, a_next) = (co_rank(c_curr, a, b), co_rank(c_next, a, b));
+        let mut threads = [B::new(c_curr, c_next, a_curr, a_next); BLOCK_THREADS];
+        let (mut a_s, mut b_s) = (vec![POISON; TILE_SIZE], vec![POISON; TILE_SIZE]);
+        for _ in 0..threads[0].total_iterations() {
+            if B::FORGETS_TILES {
+                a_s.fill(POISON);
+                b_s.fill(POISON);
+            }
+            let (a_before, b_before) = (a_s.clone(), b_s.clone());
+            for (tid, state) in threads.iter_mut().enumerate() {
+                // SAFETY: the buffers hold TILE_SIZE keys; the inputs are the whole arrays.
+                unsafe { state.load(tid, a, b, &mut a_s, &mut b_s) };
+            }
+            a_loads += a_s.iter().zip(&a_before).filter(|(x, y)| x.tag != y.tag).count();
+            b_loads += b_s.iter().zip(&b_before).filter(|(x, y)| x.tag != y.tag).count();
+            assert!(threads.iter().all(|s| *s == threads[0]), "block {block}: states differ after the loads");
+            // --- barrier ---
+            for (tid, state) in threads.iter_mut().enumerate() {
+                // SAFETY: the tile is loaded; `c` holds the whole output.
+                unsafe {
+                    state.merge(tid, &a_s, &b_s, c.as_mut_ptr());
+                    state.advance(&a_s, &b_s);
+                }
+            }
+            assert!(threads.iter().all(|s| *s == threads[0]), "block {block}: states differ after the merge");
+            // --- barrier ---
+        }
+    }
+    (c, a_loads, b_loads)
+}
+
+fn check_all_kernels(a: &[Tagged], b: &[Tagged]) {
+    let (m, n) = (a.len(), b.len());
+    let expected = identity(&reference(a, b));
+    assert_eq!(identity(&simulate_basic(a, b)), expected, "basic, m {m}, n {n}");
+    let total = m + n;
+    let mut grids = vec![tiled_blocks(total), 1, 2, 3];
+    grids.dedup();
+    for blocks in grids.into_iter().filter(|&g| g > 0) {
+        let (c, ..) = simulate_tiled::<TiledBlock>(a, b, blocks);
+        assert_eq!(identity(&c), expected, "tiled, m {m}, n {n}, {blocks} blocks");
+        let (c, a_loads, b_loads) = simulate_tiled::<CircularBlock>(a, b, blocks);
+        assert_eq!(identity(&c), expected, "circular, m {m}, n {n}, {blocks} blocks");
+        // The point of the circular buffers: every key is loaded once (one block reads its
+        // own runs only, which together are all of A and B).
+        assert_eq!((a_loads, b_loads), (m, n), "circular loads, m {m}, n {n}, {blocks} blocks");
+    }
+}
+
+#[test]
+fn kernels_merge_edge_sizes() {
+    let t = TILE_SIZE;
+    for (m, n) in [
+        (0, 0),
+        (0, 1),
+        (1, 0),
+        (1, 1),
+        (2, 0),
+        (0, 2),
+        (t - 1, 1),
+        (t, t),
+        (t + 1, t - 1),
+        (3 * t + 5, 7),
+        (0, 5 * t + 3),
+    ] {
+        let a_keys: Vec<i64> = (0..m as i64).map(|i| i % 5).collect();
+        let b_keys: Vec<i64> = (0..n as i64).map(|j| j % 7).collect();
+        let (a, b) = tagged(&a_keys, &b_keys);
+        check_all_kernels(&a, &b);
+    }
+}
+
+#[test]
+fn kernels_merge_all_equal_keys_a_first() {
+    let (a, b) = tagged(&[9; 5000], &[9; 3 * TILE_SIZE + 1]);
+    check_all_kernels(&a, &b);
+}
+
+#[test]
+fn kernels_merge_a_entirely_below_and_above_b() {
+    let low: Vec<i64> = (0..4 * TILE_SIZE as i64 + 3).collect();
+    let high: Vec<i64> = (1_000_000..1_000_000 + 2 * TILE_SIZE as i64 + 11).collect();
+    let (a, b) = tagged(&low, &high);
+    check_all_kernels(&a, &b);
+    let (a, b) = tagged(&high, &low);
+    check_all_kernels(&a, &b);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    #[test]
+    fn kernels_merge_random_inputs((a, b) in inputs(6 * TILE_SIZE)) {
+        check_all_kernels(&a, &b);
+    }
+}
