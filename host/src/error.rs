@@ -31,6 +31,16 @@ pub enum Error {
     /// A CUDA call failed (a launch, a copy, a synchronisation).
     #[error("CUDA error while {what}: {source}")]
     Cuda { what: String, source: DriverError },
+    /// A merge input is not sorted ascending: key `index` is less than the key before it.
+    #[error(
+        "merge input {array} is not sorted ascending: {array}[{index}] = {value} is less than {array}[{index}-1] = {previous}; both inputs must be sorted"
+    )]
+    Unsorted { array: &'static str, index: usize, value: String, previous: String },
+    /// A merge input holds NaN, which has no place in an ascending order.
+    #[error(
+        "merge input {array} holds NaN at index {index}: NaN keys cannot be ordered, so they cannot be merged"
+    )]
+    NanKey { array: &'static str, index: usize },
 }
 
 /// Result of the host library.

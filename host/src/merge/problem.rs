@@ -1,0 +1,140 @@
+//! A merge on the GPU: A and B uploaded once, an output buffer, and timed launches of any
+//! variant (for benchmarks and the CLI).
+
+use cudarc::driver::{CudaSlice, PushKernelArg};
+
+use super::{HostKey, MergePlan, MergeVariant, check_sorted};
+use crate::error::CudaContext as _;
+use crate::{Error, Gpu, Result};
+
+/// Device buffers for one merge: the inputs A (`m` keys) and B (`n` keys), checked sorted and
+/// NaN-free, and the output C (`m + n` keys).
+pub struct MergeProblem<'g, K: HostKey> {
+    gpu: &'g Gpu,
+    m: usize,
+    n: usize,
+    // Device buffers hold at least one key (CUDA allocates no empty buffers); only the first
+    // `m`, `n` and `m + n` are used.
+    a: CudaSlice<K>,
+    b: CudaSlice<K>,
+    c: CudaSlice<K>,
+    /// Whether `c` holds the result of a completed run.
+    has_output: bool,
+}
+
+impl<'g, K: HostKey> MergeProblem<'g, K> {
+    /// Checks that `a` and `b` are sorted ascending and NaN-free (one `O(m + n)` pass on the
+    /// host, in parallel; see [`check_sorted`]), uploads them and allocates the output.
+    ///
+    /// Fails with [`Error::Unsorted`] or [`Error::NanKey`] naming the array and the first bad
+    /// index, or with [`Error::OutOfMemory`] when the GPU cannot hold `2 (m + n)` keys.
+    pub fn new(gpu: &'g Gpu, a: &[K], b: &[K]) -> Result<Self> {
+        check_sorted("A", a)?;
+        check_sorted("B", b)?;
+        let (m, n) = (a.len(), b.len());
+        let total = m.checked_add(n).ok_or_else(|| Error::BadShape(format!("{m} + {n} keys overflow")))?;
+        let upload = |keys: &[K]| if keys.is_empty() { gpu.alloc(1) } else { gpu.upload(keys) };
+        let (a, b) = (upload(a)?, upload(b)?);
+        let c = gpu.alloc(total.max(1))?;
+        Ok(Self { gpu, m, n, a, b, c, has_output: false })
+    }
+
+    /// Keys in A.
+    pub fn m(&self) -> usize {
+        self.m
+    }
+
+    /// Keys in B.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// Keys in the output, `m + n`.
+    pub fn len(&self) -> usize {
+        self.m + self.n
+    }
+
+    /// Whether both inputs are empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Bytes a merge must move at least: `m + n` keys read and `m + n` written. Divide by a
+    /// run's time for its throughput; [`copy_ms`](Self::copy_ms) moves the same bytes.
+    pub fn bytes_moved(&self) -> usize {
+        2 * self.len() * size_of::<K>()
+    }
+
+    /// How `variant` is launched for this problem.
+    pub fn plan(&self, variant: MergeVariant) -> Result<MergePlan> {
+        variant.plan(self.m, self.n, size_of::<K>())
+    }
+
+    /// Runs `variant` once and returns its GPU time in milliseconds (CUDA events around the
+    /// launch alone). The output is poisoned (all bytes `0xFF`) before, untimed, so a key the
+    /// kernel fails to write shows in [`output`](Self::output).
+    pub fn run(&mut self, variant: MergeVariant) -> Result<f64> {
+        let plan = self.plan(variant)?;
+        let function = self.gpu.function(&variant.entry_point(K::NAME))?;
+        self.has_output = false;
+        self.gpu.poison(&mut self.c)?;
+        let (m, n) = (self.m as u64, self.n as u64);
+        let (a, b, c) = (&self.a, &self.b, &mut self.c);
+        let stream = self.gpu.stream();
+        let ms = self.gpu.timer()?.time(|| {
+            let Some(config) = plan.launch_config() else { return Ok(()) };
+            let mut launch = stream.launch_builder(&function);
+            launch.arg(a).arg(&m).arg(b).arg(&n).arg(c);
+            // SAFETY: the entry point takes (a, m, b, n, c) with 64-bit sizes; the buffers hold
+            // at least m, n and m + n keys, A and B were checked sorted and NaN-free, and the
+            // launch shape comes from the constants the kernel uses.
+            unsafe { launch.launch(config) }
+                .map(drop)
+                .context(|| format!("launching the {variant} {} merge", K::NAME))
+        });
+        let ms = ms.map_err(|e| match e {
+            Error::Cuda { source, .. } => {
+                Error::Cuda { what: format!("running the {variant} {} merge", K::NAME), source }
+            }
+            other => other,
+        })?;
+        self.has_output = true;
+        Ok(ms)
+    }
+
+    /// GPU time in milliseconds of device-to-device copies of A and B into the output: the
+    /// same bytes read and written as a merge, the ceiling a merge can approach. Leaves no
+    /// merge result behind.
+    pub fn copy_ms(&mut self) -> Result<f64> {
+        self.has_output = false;
+        let (m, n) = (self.m, self.n);
+        let (a, b, c) = (&self.a, &self.b, &mut self.c);
+        let stream = self.gpu.stream();
+        self.gpu.timer()?.time(|| {
+            if m > 0 {
+                stream
+                    .memcpy_dtod(&a.slice(..m), &mut c.slice_mut(..m))
+                    .context(|| "copying A on the device".into())?;
+            }
+            if n > 0 {
+                stream
+                    .memcpy_dtod(&b.slice(..n), &mut c.slice_mut(m..m + n))
+                    .context(|| "copying B on the device".into())?;
+            }
+            Ok(())
+        })
+    }
+
+    /// The merged keys of the last [`run`](Self::run).
+    pub fn output(&self) -> Result<Vec<K>> {
+        if !self.has_output {
+            return Err(Error::BadArgument(
+                "no merge has run on this problem since it was set up or copied".into(),
+            ));
+        }
+        if self.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.gpu.download(&self.c)
+    }
+}
