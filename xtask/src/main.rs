@@ -2,6 +2,12 @@
 //! through the same code path as the host's build script, then assembles the PTX with
 //! `ptxas -v` (from `PTXAS`, or `ptxas` on `PATH`) and prints, per entry point, registers,
 //! shared memory, stack frame and spills. Without `ptxas` it says so and still succeeds.
+//!
+//! `cargo xtask bench-report [--criterion-dir DIR] [--out FILE] [--commit REV]`: writes
+//! `docs/benchmarks.md` and SVG charts in `docs/benchmarks/` from criterion's saved results
+//! (see `bench_report.rs`).
+
+mod bench_report;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -25,6 +31,18 @@ enum Task {
         /// GPU that `ptxas` assembles the PTX for (CUDA 13's ptxas no longer targets sm_70).
         #[arg(long, default_value = "sm_90")]
         ptxas_arch: String,
+    },
+    /// Write docs/benchmarks.md and SVG charts in docs/benchmarks/ from criterion's saved results.
+    BenchReport {
+        /// Criterion's output directory (default: $CRITERION_HOME, else $CARGO_TARGET_DIR/criterion, else target/criterion).
+        #[arg(long)]
+        criterion_dir: Option<PathBuf>,
+        /// The page to write; charts go in the folder of the same name beside it (default: docs/benchmarks.md).
+        #[arg(long)]
+        out: Option<PathBuf>,
+        /// Commit to stamp (default: `git rev-parse --short HEAD`).
+        #[arg(long)]
+        commit: Option<String>,
     },
 }
 
@@ -140,6 +158,11 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.task {
         Task::BuildPtx { arch, ptxas_arch } => build_ptx(arch.as_deref(), ptxas_arch),
+        Task::BenchReport { criterion_dir, out, commit } => bench_report::run(&bench_report::Options {
+            criterion_dir: criterion_dir.clone(),
+            out: out.clone(),
+            commit: commit.clone(),
+        }),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,

@@ -1,0 +1,1452 @@
+//! `cargo xtask bench-report`: turns criterion's saved results into `docs/benchmarks.md` and SVG
+//! charts in `docs/benchmarks/`.
+//!
+//! Benchmarks are found by walking the criterion directory for `new/benchmark.json` (criterion's
+//! latest run of each benchmark; baselines live in sibling folders and are ignored), each read with
+//! its `new/estimates.json`. Directory names are never parsed: criterion mangles `/`, `^` and other
+//! characters in them, so the ids come from `benchmark.json` itself.
+//!
+//! Naming convention (see [`Role`] and [`Suite`]): `group_id` is `<suite>/<case>` (everything after
+//! the first `/` is the case), `function_id` is `copy` (the device-to-device copy ceiling),
+//! `rust/<kernel>` or `cuda/<kernel>`, `value_str` is the swept parameter (empty for variant groups)
+//! and the throughput is `Elements` (grid points or keys).
+
+use std::cmp::Ordering;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
+use serde::Deserialize;
+
+/// What produces the results this report reads.
+const BENCH_COMMANDS: &str =
+    "`cargo bench --bench stencil_variants` and `cargo bench --bench merge_variants`";
+
+/// Kernel names in the order the book introduces them; unknown kernels sort after, by name.
+const KERNEL_ORDER: [&str; 6] = ["basic", "shared-tiled", "coarsened", "register-tiled", "tiled", "circular"];
+
+/// Command-line options of `cargo xtask bench-report`.
+pub struct Options {
+    pub criterion_dir: Option<PathBuf>,
+    pub out: Option<PathBuf>,
+    pub commit: Option<String>,
+}
+
+/// `new/benchmark.json`, as criterion 0.8 writes it (`report::BenchmarkId`).
+#[derive(Deserialize)]
+struct BenchmarkJson {
+    group_id: String,
+    function_id: Option<String>,
+    value_str: Option<String>,
+    /// `{"Elements": n}`, `{"Bytes": n}`, `{"ElementsAndBytes": {"elements": n, "bytes": b}}`, ... or null.
+    throughput: Option<serde_json::Value>,
+}
+
+/// The part of `new/estimates.json` (criterion 0.8's `estimate::Estimates`) the report uses; times in ns.
+#[derive(Deserialize)]
+struct EstimatesJson {
+    median: EstimateJson,
+}
+
+#[derive(Deserialize)]
+struct EstimateJson {
+    point_estimate: f64,
+}
+
+/// One benchmark's latest result.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Bench {
+    pub group_id: String,
+    /// `function_id`, empty when criterion has none.
+    pub function: String,
+    /// `value_str`, `None` when absent or empty.
+    pub value: Option<String>,
+    /// Elements per iteration, from an `Elements` (or `ElementsAndBytes`) throughput.
+    pub elements: Option<u64>,
+    /// Median time per iteration, ns.
+    pub median_ns: f64,
+}
+
+impl Bench {
+    /// Giga-elements per second at the median time.
+    pub fn rate(&self) -> Option<f64> {
+        self.elements.map(|n| n as f64 / self.median_ns)
+    }
+
+    fn role(&self) -> Role<'_> {
+        Role::of(&self.function)
+    }
+
+    /// The member's name: its function, or its parameter when it has no function.
+    fn name(&self) -> &str {
+        if self.function.is_empty() { self.value.as_deref().unwrap_or("") } else { &self.function }
+    }
+}
+
+/// What a member of a group measures, from its `function_id`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Role<'a> {
+    /// `copy`: a device-to-device copy of the same bytes, the ceiling.
+    Copy,
+    /// `rust/<kernel>`.
+    Rust(&'a str),
+    /// `cuda/<kernel>`: the CUDA C++ twin of the Rust kernel of the same name.
+    Cuda(&'a str),
+    Other,
+}
+
+impl<'a> Role<'a> {
+    pub fn of(function: &'a str) -> Self {
+        if function == "copy" {
+            return Role::Copy;
+        }
+        match function.split_once('/') {
+            Some(("rust", kernel)) if !kernel.is_empty() => Role::Rust(kernel),
+            Some(("cuda", kernel)) if !kernel.is_empty() => Role::Cuda(kernel),
+            _ => Role::Other,
+        }
+    }
+}
+
+/// The benchmark suites the report knows; the suite is the part of `group_id` before the first `/`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Suite {
+    StencilVariants,
+    StencilTiling,
+    MergeVariants,
+    MergeCoarsening,
+    Other,
+}
+
+impl Suite {
+    fn of(name: &str) -> Self {
+        match name {
+            "stencil_variants" => Suite::StencilVariants,
+            "stencil_tiling" => Suite::StencilTiling,
+            "merge_variants" => Suite::MergeVariants,
+            "merge_coarsening" => Suite::MergeCoarsening,
+            _ => Suite::Other,
+        }
+    }
+
+    /// Unit of `Elements` per second, in billions.
+    fn rate_unit(self, suite_name: &str) -> &'static str {
+        match self {
+            Suite::StencilVariants | Suite::StencilTiling => "Gpoints/s",
+            Suite::MergeVariants | Suite::MergeCoarsening => "Gkeys/s",
+            Suite::Other if suite_name.starts_with("stencil") => "Gpoints/s",
+            Suite::Other if suite_name.starts_with("merge") => "Gkeys/s",
+            Suite::Other => "Gelem/s",
+        }
+    }
+
+    /// Heading of the parameter column and the x axis of sweep charts.
+    fn parameter(self) -> (&'static str, &'static str) {
+        match self {
+            Suite::StencilTiling => ("tile", "tile edge T"),
+            Suite::MergeCoarsening => ("elements/thread", "elements per thread"),
+            _ => ("parameter", "parameter"),
+        }
+    }
+
+    fn blurb(self) -> Option<&'static str> {
+        match self {
+            Suite::StencilVariants => Some(
+                "One time step of the 7-point stencil by each kernel (PMPP Figs. 8.6, 8.8, 8.10, 8.12), in Rust and in CUDA C++.",
+            ),
+            Suite::StencilTiling => Some("Stencil throughput against the tile edge T."),
+            Suite::MergeVariants => Some(
+                "The merge kernels of PMPP chapter 12 (basic, tiled, circular), in Rust and in CUDA C++.",
+            ),
+            Suite::MergeCoarsening => {
+                Some("Merge throughput against the number of output elements per thread.")
+            }
+            Suite::Other => None,
+        }
+    }
+}
+
+/// The benchmarks of one criterion group.
+#[derive(Debug, Clone)]
+pub struct Group {
+    pub id: String,
+    pub suite: Suite,
+    suite_name: String,
+    /// Members in report order: copy first, then kernels in the book's order, Rust before CUDA,
+    /// parameters ascending.
+    pub members: Vec<Bench>,
+}
+
+impl Group {
+    fn has_values(&self) -> bool {
+        self.members.iter().any(|m| m.value.is_some())
+    }
+
+    fn rate_unit(&self) -> &'static str {
+        self.suite.rate_unit(&self.suite_name)
+    }
+
+    /// The copy that bounds `member`: the copy with the same parameter, else the one without, else
+    /// the only one.
+    pub fn ceiling_for(&self, member: &Bench) -> Option<&Bench> {
+        let copies: Vec<&Bench> = self.members.iter().filter(|m| m.role() == Role::Copy).collect();
+        copies
+            .iter()
+            .find(|c| c.value == member.value)
+            .or_else(|| copies.iter().find(|c| c.value.is_none()))
+            .or_else(|| if copies.len() == 1 { copies.first() } else { None })
+            .copied()
+    }
+
+    /// Copy median over member median, in percent.
+    pub fn percent_of_copy(&self, member: &Bench) -> Option<f64> {
+        self.ceiling_for(member).map(|copy| copy.median_ns / member.median_ns * 100.0)
+    }
+
+    /// For a `rust/<kernel>` member: the `cuda/<kernel>` median over the Rust median (> 1: Rust faster).
+    pub fn rust_over_cuda(&self, member: &Bench) -> Option<f64> {
+        let Role::Rust(kernel) = member.role() else { return None };
+        self.members
+            .iter()
+            .find(|m| m.role() == Role::Cuda(kernel) && m.value == member.value)
+            .map(|cuda| cuda.median_ns / member.median_ns)
+    }
+
+    /// The copy's throughput counted in the group's elements (what a kernel at 100 % of the copy
+    /// would reach), for the copy without a parameter.
+    fn ceiling_rate(&self) -> Option<f64> {
+        let copy = self.members.iter().find(|m| m.role() == Role::Copy && m.value.is_none())?;
+        let elements = copy.elements.or_else(|| self.members.iter().find_map(|m| m.elements))?;
+        Some(elements as f64 / copy.median_ns)
+    }
+
+    /// File name of the group's chart: the id with characters other than `[A-Za-z0-9._-]` made `_`.
+    fn chart_stem(&self) -> String {
+        self.id
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || "._-".contains(c) { c } else { '_' })
+            .collect()
+    }
+}
+
+/// Finds every `new/benchmark.json` under `dir` and reads it with its `new/estimates.json`.
+/// Unreadable results are skipped with a warning.
+pub fn discover(dir: &Path) -> Result<Vec<Bench>, String> {
+    if !dir.is_dir() {
+        return Err(format!(
+            "no criterion results: {} is not a directory; run {BENCH_COMMANDS} on a GPU machine first, or pass --criterion-dir",
+            dir.display()
+        ));
+    }
+    let mut files = Vec::new();
+    find_benchmark_files(dir, &mut files);
+    files.sort();
+    let mut benches = Vec::new();
+    for file in &files {
+        match read_bench(file) {
+            Ok(bench) => benches.push(bench),
+            Err(e) => eprintln!("xtask: warning: skipping {}: {e}", file.display()),
+        }
+    }
+    if benches.is_empty() {
+        return Err(format!(
+            "no benchmarks found in {} (no */new/benchmark.json); run {BENCH_COMMANDS} on a GPU machine first",
+            dir.display()
+        ));
+    }
+    Ok(benches)
+}
+
+fn find_benchmark_files(dir: &Path, found: &mut Vec<PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else { return };
+    for entry in entries.flatten() {
+        let Ok(kind) = entry.file_type() else { continue };
+        let path = entry.path();
+        if kind.is_dir() {
+            find_benchmark_files(&path, found);
+        } else if entry.file_name() == "benchmark.json" && dir.file_name().is_some_and(|d| d == "new") {
+            found.push(path);
+        }
+    }
+}
+
+fn read_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<T, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    serde_json::from_str(&text).map_err(|e| format!("parsing {}: {e}", path.display()))
+}
+
+fn read_bench(benchmark_json: &Path) -> Result<Bench, String> {
+    let id: BenchmarkJson = read_json(benchmark_json)?;
+    let estimates: EstimatesJson = read_json(&benchmark_json.with_file_name("estimates.json"))?;
+    let median_ns = estimates.median.point_estimate;
+    if !(median_ns.is_finite() && median_ns > 0.0) {
+        return Err(format!("median time {median_ns} ns is not a positive number"));
+    }
+    let elements = id.throughput.as_ref().and_then(|t| {
+        t.get("Elements")
+            .and_then(|n| n.as_u64())
+            .or_else(|| t.get("ElementsAndBytes")?.get("elements")?.as_u64())
+    });
+    Ok(Bench {
+        group_id: id.group_id,
+        function: id.function_id.unwrap_or_default(),
+        value: id.value_str.filter(|v| !v.is_empty()),
+        elements,
+        median_ns,
+    })
+}
+
+/// Compares strings with runs of digits compared as numbers (`2^24` before `2^28`, `T=8` before `T=16`).
+fn natural_cmp(a: &str, b: &str) -> Ordering {
+    fn chunks(s: &str) -> Vec<(bool, &str)> {
+        let mut out = Vec::new();
+        let mut start = 0;
+        let bytes = s.as_bytes();
+        for i in 1..=bytes.len() {
+            if i == bytes.len() || bytes[i].is_ascii_digit() != bytes[start].is_ascii_digit() {
+                out.push((bytes[start].is_ascii_digit(), &s[start..i]));
+                start = i;
+            }
+        }
+        out
+    }
+    let (ca, cb) = (chunks(a), chunks(b));
+    for ((da, sa), (db, sb)) in ca.iter().zip(&cb) {
+        let ord = if *da && *db {
+            let (ta, tb) = (sa.trim_start_matches('0'), sb.trim_start_matches('0'));
+            ta.len().cmp(&tb.len()).then_with(|| ta.cmp(tb))
+        } else {
+            sa.cmp(sb)
+        };
+        if ord != Ordering::Equal {
+            return ord;
+        }
+    }
+    ca.len().cmp(&cb.len()).then_with(|| a.cmp(b))
+}
+
+fn kernel_rank(kernel: &str) -> usize {
+    KERNEL_ORDER.iter().position(|k| *k == kernel).unwrap_or(KERNEL_ORDER.len())
+}
+
+fn member_cmp(a: &Bench, b: &Bench) -> Ordering {
+    fn key(m: &Bench) -> (u8, usize, &str, u8) {
+        match m.role() {
+            Role::Copy => (0, 0, "", 0),
+            Role::Rust(k) => (1, kernel_rank(k), k, 0),
+            Role::Cuda(k) => (1, kernel_rank(k), k, 1),
+            Role::Other => (2, 0, m.name(), 0),
+        }
+    }
+    let value = |m: &Bench| m.value.clone().unwrap_or_default();
+    key(a).cmp(&key(b)).then_with(|| natural_cmp(&value(a), &value(b)))
+}
+
+/// Groups benchmarks by `group_id`: suites in the order stencil_variants, stencil_tiling,
+/// merge_variants, merge_coarsening, others; cases in natural order.
+pub fn group(benches: Vec<Bench>) -> Vec<Group> {
+    let mut by_id: BTreeMap<String, Vec<Bench>> = BTreeMap::new();
+    for bench in benches {
+        by_id.entry(bench.group_id.clone()).or_default().push(bench);
+    }
+    let mut groups: Vec<Group> = by_id
+        .into_iter()
+        .map(|(id, mut members)| {
+            members.sort_by(member_cmp);
+            let suite_name = id.split_once('/').map_or(id.as_str(), |(suite, _)| suite).to_owned();
+            Group { suite: Suite::of(&suite_name), suite_name, id, members }
+        })
+        .collect();
+    groups.sort_by(|a, b| {
+        a.suite
+            .cmp(&b.suite)
+            .then_with(|| a.suite_name.cmp(&b.suite_name))
+            .then_with(|| natural_cmp(&a.id, &b.id))
+    });
+    groups
+}
+
+/// What the header says about the run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Stamp {
+    pub gpu: String,
+    pub driver_cuda_version: String,
+    pub ptx_arch: String,
+    pub date: String,
+    pub commit: String,
+    /// Fields of `gpu-info.json` beyond those above, as `name: value`.
+    pub extra: Vec<(String, String)>,
+}
+
+/// Shows a JSON value: strings bare, arrays of numbers dotted (`[9, 0]` as `9.0`), the rest as JSON.
+fn show_json(value: &serde_json::Value) -> String {
+    match value {
+        serde_json::Value::String(s) => s.clone(),
+        serde_json::Value::Array(items) if !items.is_empty() && items.iter().all(|i| i.is_u64()) => {
+            items.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(".")
+        }
+        other => other.to_string(),
+    }
+}
+
+impl Stamp {
+    /// Reads `gpu-info.json` (a missing or unreadable file leaves "unknown"); the date falls back to
+    /// `today`.
+    pub fn read(gpu_info: &Path, commit: String, today: String) -> Stamp {
+        let info: serde_json::Map<String, serde_json::Value> = if gpu_info.is_file() {
+            match read_json(gpu_info) {
+                Ok(map) => map,
+                Err(e) => {
+                    eprintln!("xtask: warning: ignoring {e}");
+                    Default::default()
+                }
+            }
+        } else {
+            eprintln!(
+                "xtask: warning: {} not found: GPU, driver and PTX target are unknown",
+                gpu_info.display()
+            );
+            Default::default()
+        };
+        let field = |name: &str| info.get(name).filter(|v| !v.is_null()).map(show_json);
+        let mut gpu = field("gpu").unwrap_or_else(|| "unknown".into());
+        if let Some(cc) = field("compute_capability") {
+            let _ = write!(gpu, " (compute capability {cc})");
+        }
+        let date = match field("date") {
+            Some(date) => date,
+            None => format!("{today} (report date: gpu-info.json has none)"),
+        };
+        let known = ["gpu", "compute_capability", "driver_cuda_version", "ptx_arch", "date"];
+        Stamp {
+            gpu,
+            driver_cuda_version: field("driver_cuda_version").unwrap_or_else(|| "unknown".into()),
+            ptx_arch: field("ptx_arch").unwrap_or_else(|| "unknown".into()),
+            date,
+            commit,
+            extra: info
+                .iter()
+                .filter(|(k, _)| !known.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), show_json(v)))
+                .collect(),
+        }
+    }
+}
+
+/// Today's date (UTC) as YYYY-MM-DD.
+fn today() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    civil_date((secs / 86_400) as i64)
+}
+
+/// The proleptic Gregorian date `days` after 1970-01-01 (H. Hinnant's `civil_from_days`).
+fn civil_date(days: i64) -> String {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
+fn git_commit(workspace: &Path) -> String {
+    Command::new("git")
+        .arg("-C")
+        .arg(workspace)
+        .args(["rev-parse", "--short", "HEAD"])
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_owned())
+        .filter(|s| !s.is_empty())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Hand-written commentary: the sections of the commentary file headed `## <group_id>`, keyed by
+/// group id, in file order. `## ` lines inside fenced code blocks do not start sections; text
+/// before the first heading is ignored.
+pub fn parse_commentary(text: &str) -> Vec<(String, String)> {
+    let mut sections: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut in_fence = false;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+        }
+        if !in_fence && let Some(heading) = line.strip_prefix("## ") {
+            sections.push((heading.trim().to_owned(), Vec::new()));
+        } else if let Some((_, body)) = sections.last_mut() {
+            body.push(line);
+        }
+    }
+    sections
+        .into_iter()
+        .map(|(id, body)| (id, body.join("\n").trim_matches('\n').trim_end().to_owned()))
+        .collect()
+}
+
+fn format_sig(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.1}")
+    } else if v >= 10.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// A time in ns with a sensible unit: `850.0 ns`, `603.5 µs`, `1.437 ms`.
+pub fn format_time(ns: f64) -> String {
+    let (value, unit) = if ns < 1e3 {
+        (ns, "ns")
+    } else if ns < 1e6 {
+        (ns / 1e3, "µs")
+    } else if ns < 1e9 {
+        (ns / 1e6, "ms")
+    } else {
+        (ns / 1e9, "s")
+    };
+    format!("{} {unit}", format_sig(value))
+}
+
+/// The group's Markdown table.
+pub fn table(group: &Group) -> String {
+    let with_values = group.has_values();
+    let (parameter, _) = group.suite.parameter();
+    let mut out = String::new();
+    let _ = write!(out, "| member |");
+    if with_values {
+        let _ = write!(out, " {parameter} |");
+    }
+    let _ = writeln!(out, " median | {} | % of copy | Rust/C++ |", group.rate_unit());
+    let _ = writeln!(out, "|---|{}--:|--:|--:|--:|", if with_values { "--:|" } else { "" });
+    let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    for m in &group.members {
+        let _ = write!(out, "| `{}` |", m.name());
+        if with_values {
+            let _ = write!(
+                out,
+                " {} |",
+                if m.function.is_empty() { "-" } else { m.value.as_deref().unwrap_or("-") }
+            );
+        }
+        let _ = writeln!(
+            out,
+            " {} | {} | {} | {} |",
+            format_time(m.median_ns),
+            or_dash(m.rate().map(format_sig)),
+            or_dash(group.percent_of_copy(m).map(|p| format!("{p:.1}"))),
+            or_dash(group.rust_over_cuda(m).map(|r| format!("{r:.2}"))),
+        );
+    }
+    out
+}
+
+const RUST_COLOR: RGBColor = RGBColor(206, 92, 38);
+const CUDA_COLOR: RGBColor = RGBColor(118, 185, 0);
+const OTHER_COLOR: RGBColor = RGBColor(127, 127, 127);
+const CEILING_COLOR: RGBColor = RGBColor(200, 0, 0);
+/// Line colors per kernel in sweep charts (no red: that is the ceiling's).
+const KERNEL_COLORS: [RGBColor; 8] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+    RGBColor(227, 119, 194),
+    RGBColor(188, 189, 34),
+    RGBColor(23, 190, 207),
+];
+const BAR_CHART_SIZE: (u32, u32) = (900, 500);
+const SWEEP_CHART_SIZE: (u32, u32) = (900, 600);
+
+/// Top of the y axis: leaves room above the highest value for a legend of `entries` lines in a
+/// chart `height` pixels tall (the legend sits in the upper right corner, over the plot).
+fn y_top(highest: f64, entries: usize, height: u32) -> f64 {
+    let plot_height = f64::from(height) - 120.0;
+    let legend = (entries as f64 * 20.0 + 40.0) / plot_height;
+    let top = highest / (1.0 - legend.min(0.6)).min(1.0 / 1.15);
+    if top > 0.0 { top } else { 1.0 }
+}
+
+/// Y axis labels with as many decimals as the axis's range needs.
+fn y_label(top: f64) -> impl Fn(&f64) -> String {
+    let decimals = if top >= 20.0 {
+        0
+    } else if top >= 2.0 {
+        1
+    } else {
+        2
+    };
+    move |y: &f64| format!("{y:.decimals$}")
+}
+/// Chart x coordinates are integers, `X_UNIT` per category or parameter value: plotters' f64 axes
+/// take no custom key points.
+const X_UNIT: i32 = 1000;
+
+fn chart_err<E: std::fmt::Display>(e: E) -> String {
+    format!("drawing a chart: {e}")
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    Rust,
+    Cuda,
+    Other,
+}
+
+/// Bar chart of each member's throughput, Rust and CUDA C++ side by side per kernel, with the copy
+/// ceiling as a horizontal line. `None` when no member has an `Elements` throughput.
+fn bar_chart(group: &Group) -> Result<Option<String>, String> {
+    let unit = group.rate_unit();
+    let mut categories: Vec<String> = Vec::new();
+    let mut bars: Vec<(usize, Side, f64)> = Vec::new();
+    for m in &group.members {
+        let Some(rate) = m.rate() else { continue };
+        let (category, side) = match m.role() {
+            Role::Copy => continue,
+            Role::Rust(k) => (k.to_owned(), Side::Rust),
+            Role::Cuda(k) => (k.to_owned(), Side::Cuda),
+            Role::Other => (m.name().to_owned(), Side::Other),
+        };
+        let index = categories.iter().position(|c| *c == category).unwrap_or_else(|| {
+            categories.push(category);
+            categories.len() - 1
+        });
+        bars.push((index, side, rate));
+    }
+    if bars.is_empty() {
+        return Ok(None);
+    }
+    // Each bar's slot within its category.
+    let slots: Vec<(i32, i32)> = bars
+        .iter()
+        .enumerate()
+        .map(|(i, (category, _, _))| {
+            let same: Vec<usize> = (0..bars.len()).filter(|j| bars[*j].0 == *category).collect();
+            let at = same.iter().position(|j| *j == i).unwrap_or(0) as i32;
+            let width = X_UNIT * 4 / 5 / same.len().max(2) as i32;
+            let start = *category as i32 * X_UNIT + X_UNIT / 2 - width * same.len() as i32 / 2 + at * width;
+            (start, start + width)
+        })
+        .collect();
+    let ceiling = group.ceiling_rate();
+    let sides =
+        [Side::Rust, Side::Cuda, Side::Other].iter().filter(|s| bars.iter().any(|b| b.1 == **s)).count();
+    let top = y_top(
+        bars.iter().map(|b| b.2).chain(ceiling).fold(0.0, f64::max),
+        sides + usize::from(ceiling.is_some()),
+        BAR_CHART_SIZE.1,
+    );
+    let y_fmt = y_label(top);
+    let n = categories.len() as i32;
+
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, BAR_CHART_SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(chart_err)?;
+        let centers: Vec<i32> = (0..n).map(|i| i * X_UNIT + X_UNIT / 2).collect();
+        let mut chart = ChartBuilder::on(&root)
+            .caption(format!("{}: throughput", group.id), ("sans-serif", 22))
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d((0..n * X_UNIT).with_key_points(centers), 0.0..top)
+            .map_err(chart_err)?;
+        let label = |x: &i32| categories.get((x / X_UNIT).max(0) as usize).cloned().unwrap_or_default();
+        chart
+            .configure_mesh()
+            .disable_x_mesh()
+            .x_label_formatter(&label)
+            .x_desc("kernel")
+            .y_desc(unit)
+            .y_label_formatter(&y_fmt)
+            .label_style(("sans-serif", 15))
+            .light_line_style(TRANSPARENT)
+            .draw()
+            .map_err(chart_err)?;
+        let value_style =
+            TextStyle::from(("sans-serif", 13).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
+        for (side, color, name) in [
+            (Side::Rust, RUST_COLOR, "Rust"),
+            (Side::Cuda, CUDA_COLOR, "CUDA C++"),
+            (Side::Other, OTHER_COLOR, "other"),
+        ] {
+            let these: Vec<(i32, i32, f64)> = bars
+                .iter()
+                .zip(&slots)
+                .filter(|((_, s, _), _)| *s == side)
+                .map(|((_, _, rate), (x0, x1))| (*x0, *x1, *rate))
+                .collect();
+            if these.is_empty() {
+                continue;
+            }
+            chart
+                .draw_series(
+                    these
+                        .iter()
+                        .map(|(x0, x1, rate)| Rectangle::new([(*x0, 0.0), (*x1, *rate)], color.filled())),
+                )
+                .map_err(chart_err)?
+                .label(name)
+                .legend(move |(x, y)| Rectangle::new([(x, y - 6), (x + 16, y + 6)], color.filled()));
+            chart
+                .draw_series(these.iter().map(|(x0, x1, rate)| {
+                    Text::new(format_sig(*rate), ((x0 + x1) / 2, *rate), value_style.clone())
+                }))
+                .map_err(chart_err)?;
+        }
+        if let Some(c) = ceiling {
+            chart
+                .draw_series(LineSeries::new([(0, c), (n * X_UNIT, c)], CEILING_COLOR.stroke_width(2)))
+                .map_err(chart_err)?
+                .label(format!("copy ceiling ({} {unit})", format_sig(c)))
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], CEILING_COLOR.stroke_width(2)));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .label_font(("sans-serif", 15))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(chart_err)?;
+        root.present().map_err(chart_err)?;
+    }
+    Ok(Some(svg))
+}
+
+/// Line chart of throughput against the group's parameter: one line per function (Rust solid,
+/// CUDA C++ dashed, one color per kernel), the copy as a ceiling line (or a line, when it is
+/// measured per parameter). `None` when nothing has both a parameter and a throughput.
+fn sweep_chart(group: &Group) -> Result<Option<String>, String> {
+    let unit = group.rate_unit();
+    let (_, x_desc) = group.suite.parameter();
+    let mut values: Vec<String> =
+        group.members.iter().filter(|m| m.rate().is_some()).filter_map(|m| m.value.clone()).collect();
+    values.sort_by(|a, b| natural_cmp(a, b));
+    values.dedup();
+    if values.is_empty() {
+        return Ok(None);
+    }
+    /// One function's points, (x, throughput), in member order.
+    type Line<'a> = (&'a str, Role<'a>, Vec<(i32, f64)>);
+    let mut lines: Vec<Line<'_>> = Vec::new();
+    for m in &group.members {
+        let (Some(value), Some(rate)) = (&m.value, m.rate()) else { continue };
+        let x = values.iter().position(|v| v == value).unwrap_or(0) as i32 * X_UNIT;
+        match lines.iter_mut().find(|(f, _, _)| *f == m.function) {
+            Some((_, _, points)) => points.push((x, rate)),
+            None => lines.push((&m.function, m.role(), vec![(x, rate)])),
+        }
+    }
+    let ceiling = group.ceiling_rate();
+    let top = y_top(
+        lines.iter().flat_map(|(_, _, p)| p.iter().map(|(_, y)| *y)).chain(ceiling).fold(0.0, f64::max),
+        lines.len() + usize::from(ceiling.is_some()),
+        SWEEP_CHART_SIZE.1,
+    );
+    let y_fmt = y_label(top);
+    let mut kernels: Vec<&str> = Vec::new();
+
+    let mut svg = String::new();
+    {
+        let root = SVGBackend::with_string(&mut svg, SWEEP_CHART_SIZE).into_drawing_area();
+        root.fill(&WHITE).map_err(chart_err)?;
+        let n = values.len() as i32;
+        let mut chart = ChartBuilder::on(&root)
+            .caption(format!("{}: throughput vs {x_desc}", group.id), ("sans-serif", 22))
+            .margin(15)
+            .x_label_area_size(45)
+            .y_label_area_size(70)
+            .build_cartesian_2d(
+                (-X_UNIT / 2..n * X_UNIT - X_UNIT / 2).with_key_points((0..n).map(|i| i * X_UNIT).collect()),
+                0.0..top,
+            )
+            .map_err(chart_err)?;
+        let label = |x: &i32| values.get((x / X_UNIT).max(0) as usize).cloned().unwrap_or_default();
+        chart
+            .configure_mesh()
+            .x_label_formatter(&label)
+            .x_desc(x_desc)
+            .y_desc(unit)
+            .y_label_formatter(&y_fmt)
+            .label_style(("sans-serif", 15))
+            .light_line_style(TRANSPARENT)
+            .draw()
+            .map_err(chart_err)?;
+        for (function, role, points) in &lines {
+            let kernel = match role {
+                Role::Rust(k) | Role::Cuda(k) => *k,
+                _ => function,
+            };
+            let color = if *role == Role::Copy {
+                CEILING_COLOR
+            } else {
+                let index = kernels.iter().position(|k| *k == kernel).unwrap_or_else(|| {
+                    kernels.push(kernel);
+                    kernels.len() - 1
+                });
+                KERNEL_COLORS[index % KERNEL_COLORS.len()]
+            };
+            let style = color.stroke_width(2);
+            let dashed = matches!(role, Role::Cuda(_));
+            let series = if dashed {
+                chart.draw_series(DashedLineSeries::new(points.iter().copied(), 8, 5, style))
+            } else {
+                chart.draw_series(LineSeries::new(points.iter().copied(), style))
+            };
+            series.map_err(chart_err)?.label(*function).legend(move |(x, y)| {
+                if dashed {
+                    EmptyElement::at((x, y))
+                        + PathElement::new(vec![(0, 0), (6, 0)], style)
+                        + PathElement::new(vec![(10, 0), (16, 0)], style)
+                } else {
+                    EmptyElement::at((x, y))
+                        + PathElement::new(vec![(0, 0), (8, 0)], style)
+                        + PathElement::new(vec![(8, 0), (16, 0)], style)
+                }
+            });
+            chart
+                .draw_series(
+                    points.iter().map(|p| {
+                        Circle::new(*p, 4, if dashed { color.stroke_width(2) } else { color.filled() })
+                    }),
+                )
+                .map_err(chart_err)?;
+        }
+        if let Some(c) = ceiling {
+            chart
+                .draw_series(LineSeries::new(
+                    [(-X_UNIT / 2, c), (n * X_UNIT - X_UNIT / 2, c)],
+                    CEILING_COLOR.stroke_width(2),
+                ))
+                .map_err(chart_err)?
+                .label(format!("copy ceiling ({} {unit})", format_sig(c)))
+                .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 16, y)], CEILING_COLOR.stroke_width(2)));
+        }
+        chart
+            .configure_series_labels()
+            .position(SeriesLabelPosition::UpperRight)
+            .label_font(("sans-serif", 14))
+            .background_style(WHITE.mix(0.85))
+            .border_style(BLACK)
+            .draw()
+            .map_err(chart_err)?;
+        root.present().map_err(chart_err)?;
+    }
+    Ok(Some(svg))
+}
+
+/// The group's chart: bars for variant suites, lines for parameter sweeps.
+fn chart(group: &Group) -> Result<Option<String>, String> {
+    match group.suite {
+        Suite::StencilVariants | Suite::MergeVariants => bar_chart(group),
+        Suite::StencilTiling | Suite::MergeCoarsening => sweep_chart(group),
+        Suite::Other if group.has_values() => sweep_chart(group),
+        Suite::Other => bar_chart(group),
+    }
+}
+
+/// The generated page and its charts (file name, SVG text).
+pub struct Report {
+    pub markdown: String,
+    pub charts: Vec<(String, String)>,
+}
+
+/// Renders the page. `charts_dir` is the charts' folder relative to the page; `commentary_file` the
+/// commentary file's name, for the instructions.
+pub fn render(
+    groups: &[Group],
+    stamp: &Stamp,
+    commentary: &[(String, String)],
+    charts_dir: &str,
+    commentary_file: &str,
+) -> Result<Report, String> {
+    let mut md = String::new();
+    let mut charts: Vec<(String, String)> = Vec::new();
+    let _ = writeln!(md, "# Benchmarks\n");
+    let _ = writeln!(
+        md,
+        "<!-- Generated by `cargo xtask bench-report`: edits to this file and to {charts_dir}/ are overwritten. \
+         Write commentary in {commentary_file} instead. -->\n"
+    );
+    let _ = writeln!(md, "- GPU: {}", stamp.gpu);
+    let _ = writeln!(md, "- driver CUDA version: {}", stamp.driver_cuda_version);
+    let _ = writeln!(md, "- PTX target: {}", stamp.ptx_arch);
+    let _ = writeln!(md, "- date: {}", stamp.date);
+    let _ = writeln!(md, "- commit: `{}` (when the report was generated)", stamp.commit);
+    for (name, value) in &stamp.extra {
+        let _ = writeln!(md, "- {name}: `{value}`");
+    }
+    let _ = writeln!(
+        md,
+        "\nRegenerate on a GPU machine with\n\n\
+         ```sh\n\
+         cargo bench --bench stencil_variants\n\
+         cargo bench --bench merge_variants\n\
+         cargo xtask bench-report\n\
+         ```\n\n\
+         `cargo xtask bench-report [--criterion-dir DIR] [--out FILE] [--commit REV]` reads criterion's latest \
+         results (`<criterion dir>/**/new/benchmark.json` and `estimates.json`, by default in \
+         `target/criterion`, and `gpu-info.json` there) and rewrites this page and the charts in `{charts_dir}/`. \
+         Hand-written commentary lives in `{commentary_file}`: a section headed `## <group id>` (for example \
+         `## stencil_variants/512x512x512-f32`) is copied under that group's results each time the page is \
+         generated.\n\n\
+         Columns: **median** is criterion's median time per iteration; the throughput counts grid points \
+         (stencil) or keys m + n (merge) per second, in billions; **% of copy** is the time of a \
+         device-to-device copy of the same bytes (the `copy` member, the ceiling) over the member's time; \
+         **Rust/C++** is, for a `rust/<kernel>` row, the time of its CUDA C++ twin `cuda/<kernel>` over the \
+         Rust time: above 1 the Rust kernel is faster.\n"
+    );
+    let group_ids: Vec<&str> = groups.iter().map(|g| g.id.as_str()).collect();
+    for (heading, _) in commentary {
+        if !group_ids.contains(&heading.as_str()) {
+            eprintln!(
+                "xtask: warning: commentary section `## {heading}` matches no benchmark group; left out"
+            );
+        }
+    }
+    let mut stems: Vec<String> = Vec::new();
+    for group in groups {
+        let _ = writeln!(md, "## {}\n", group.id);
+        if let Some(blurb) = group.suite.blurb() {
+            let _ = writeln!(md, "{blurb}\n");
+        }
+        md.push_str(&table(group));
+        md.push('\n');
+        if let Some(svg) = chart(group)? {
+            let mut stem = group.chart_stem();
+            while stems.contains(&stem) {
+                stem.push('_');
+            }
+            stems.push(stem.clone());
+            let file = format!("{stem}.svg");
+            let _ = writeln!(md, "![Throughput of {}]({charts_dir}/{file})\n", group.id);
+            charts.push((file, svg));
+        } else {
+            let _ = writeln!(md, "(No chart: these benchmarks declare no `Elements` throughput.)\n");
+        }
+        let notes: Vec<&str> =
+            commentary.iter().filter(|(id, _)| *id == group.id).map(|(_, body)| body.as_str()).collect();
+        if notes.is_empty() || notes.iter().all(|n| n.is_empty()) {
+            let _ = writeln!(
+                md,
+                "<!-- No commentary: add a `## {}` section to {commentary_file}. -->\n",
+                group.id
+            );
+        } else {
+            let _ = writeln!(
+                md,
+                "<!-- Commentary from the `## {}` section of {commentary_file}. -->\n",
+                group.id
+            );
+            for note in notes.iter().filter(|n| !n.is_empty()) {
+                let _ = writeln!(md, "{note}\n");
+            }
+        }
+    }
+    while md.ends_with("\n\n") {
+        md.pop();
+    }
+    Ok(Report { markdown: md, charts })
+}
+
+/// What [`generate`] wrote.
+pub struct Written {
+    pub groups: usize,
+    pub benchmarks: usize,
+    pub charts: Vec<PathBuf>,
+}
+
+/// Reads the results in `criterion_dir` and writes the page `out`, its charts in `<out stem>/`
+/// beside it, with the commentary from `<out stem>-commentary.md` beside it.
+pub fn generate(criterion_dir: &Path, out: &Path, commit: String, today: String) -> Result<Written, String> {
+    let benches = discover(criterion_dir)?;
+    let count = benches.len();
+    let groups = group(benches);
+    let stamp = Stamp::read(&criterion_dir.join("gpu-info.json"), commit, today);
+    let out_dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
+    let stem = out.file_stem().and_then(|s| s.to_str()).unwrap_or("benchmarks");
+    let commentary_file = format!("{stem}-commentary.md");
+    let commentary_path = out_dir.join(&commentary_file);
+    let commentary = if commentary_path.is_file() {
+        let text = std::fs::read_to_string(&commentary_path)
+            .map_err(|e| format!("reading {}: {e}", commentary_path.display()))?;
+        parse_commentary(&text)
+    } else {
+        Vec::new()
+    };
+    let report = render(&groups, &stamp, &commentary, stem, &commentary_file)?;
+    let charts_dir = out_dir.join(stem);
+    std::fs::create_dir_all(&charts_dir).map_err(|e| format!("creating {}: {e}", charts_dir.display()))?;
+    let mut written = Vec::new();
+    for (file, svg) in &report.charts {
+        let path = charts_dir.join(file);
+        std::fs::write(&path, svg).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        written.push(path);
+    }
+    std::fs::write(out, report.markdown + "\n").map_err(|e| format!("writing {}: {e}", out.display()))?;
+    if let Ok(entries) = std::fs::read_dir(&charts_dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path.extension().is_some_and(|e| e == "svg") && !written.contains(&path) {
+                eprintln!("xtask: note: {} is not from this run (stale chart?)", path.display());
+            }
+        }
+    }
+    Ok(Written { groups: groups.len(), benchmarks: count, charts: written })
+}
+
+/// `cargo xtask bench-report`.
+pub fn run(options: &Options) -> Result<(), String> {
+    let workspace = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask/ sits in the workspace");
+    let criterion_dir = options.criterion_dir.clone().unwrap_or_else(|| {
+        std::env::var_os("CRITERION_HOME").map(PathBuf::from).unwrap_or_else(|| {
+            std::env::var_os("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .unwrap_or_else(|| workspace.join("target"))
+                .join("criterion")
+        })
+    });
+    let out = options.out.clone().unwrap_or_else(|| workspace.join("docs").join("benchmarks.md"));
+    let commit = options.commit.clone().unwrap_or_else(|| git_commit(workspace));
+    let written = generate(&criterion_dir, &out, commit, today())?;
+    println!(
+        "wrote {} ({} groups, {} benchmarks from {}) and {} charts in {}",
+        out.display(),
+        written.groups,
+        written.benchmarks,
+        criterion_dir.display(),
+        written.charts.len(),
+        written.charts.first().and_then(|p| p.parent()).map_or("-".into(), |p| p.display().to_string())
+    );
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
+
+    /// A fresh directory under the system's temp dir, removed on drop.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(name: &str) -> TempDir {
+            static COUNT: AtomicUsize = AtomicUsize::new(0);
+            let n = COUNT.fetch_add(1, AtomicOrdering::Relaxed);
+            let dir =
+                std::env::temp_dir().join(format!("xtask-bench-report-{}-{n}-{name}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            TempDir(dir)
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    /// Criterion's `make_filename_safe`, for realistic directory names.
+    fn safe(s: &str) -> String {
+        s.chars().map(|c| if "?\"/\\*<>:|^".contains(c) { '_' } else { c }).collect()
+    }
+
+    /// Writes one benchmark's `benchmark.json` and `estimates.json` in `<...>/<sub>/` as criterion 0.8 does.
+    fn write_result(
+        root: &Path,
+        sub: &str,
+        group: &str,
+        function: Option<&str>,
+        value: Option<&str>,
+        elements: Option<u64>,
+        median_ns: f64,
+    ) {
+        let mut dir = root.join(safe(group));
+        if let Some(f) = function {
+            dir.push(safe(f));
+        }
+        if let Some(v) = value {
+            dir.push(safe(v));
+        }
+        dir.push(sub);
+        std::fs::create_dir_all(&dir).unwrap();
+        let full_id = [Some(group), function, value].iter().flatten().copied().collect::<Vec<_>>().join("/");
+        let id = serde_json::json!({
+            "group_id": group,
+            "function_id": function,
+            "value_str": value,
+            "throughput": elements.map(|n| serde_json::json!({ "Elements": n })),
+            "full_id": full_id,
+            "directory_name": "ignored",
+            "title": full_id,
+        });
+        let estimate = |v: f64| {
+            serde_json::json!({
+                "confidence_interval": { "confidence_level": 0.95, "lower_bound": v * 0.99, "upper_bound": v * 1.01 },
+                "point_estimate": v,
+                "standard_error": v * 0.01,
+            })
+        };
+        let estimates = serde_json::json!({
+            "mean": estimate(median_ns * 1.1),
+            "median": estimate(median_ns),
+            "median_abs_dev": estimate(1.0),
+            "slope": null,
+            "std_dev": estimate(2.0),
+        });
+        std::fs::write(dir.join("benchmark.json"), id.to_string()).unwrap();
+        std::fs::write(dir.join("estimates.json"), estimates.to_string()).unwrap();
+    }
+
+    fn write_bench(
+        root: &Path,
+        group: &str,
+        function: &str,
+        value: Option<&str>,
+        elements: u64,
+        median_ns: f64,
+    ) {
+        write_result(root, "new", group, Some(function), value, Some(elements), median_ns);
+    }
+
+    const STENCIL: &str = "stencil_variants/64x64x64-f32";
+    const TILING: &str = "stencil_tiling/64x64x64-f32";
+    const MERGE: &str = "merge_variants/2^20-75/25-f64";
+    const POINTS: u64 = 64 * 64 * 64;
+
+    /// A small criterion tree: a stencil variant group, a tiling sweep, a merge group without a
+    /// copy, and a baseline that must be ignored.
+    fn fixture(root: &Path) {
+        write_bench(root, STENCIL, "copy", None, POINTS, 1000.0);
+        write_bench(root, STENCIL, "rust/basic", None, POINTS, 2000.0);
+        write_bench(root, STENCIL, "cuda/basic", None, POINTS, 2500.0);
+        write_bench(root, STENCIL, "rust/register-tiled", None, POINTS, 4000.0);
+        write_bench(root, STENCIL, "cuda/shared-tiled", None, POINTS, 8000.0);
+        write_result(root, "base", STENCIL, Some("rust/basic"), None, Some(POINTS), 99_999.0);
+        write_bench(root, TILING, "copy", None, POINTS, 1000.0);
+        for (t, ns) in [("T=8", 3000.0), ("T=16", 2000.0), ("T=32", 2500.0)] {
+            write_bench(root, TILING, "rust/shared-tiled", Some(t), POINTS, ns);
+            write_bench(root, TILING, "cuda/shared-tiled", Some(t), POINTS, ns * 0.9);
+        }
+        write_bench(root, MERGE, "rust/tiled", None, 1 << 20, 1.5e6);
+        write_bench(root, MERGE, "cuda/tiled", None, 1 << 20, 3.0e6);
+    }
+
+    fn groups_of(root: &Path) -> Vec<Group> {
+        group(discover(root).unwrap())
+    }
+
+    fn find<'a>(group: &'a Group, function: &str, value: Option<&str>) -> &'a Bench {
+        group.members.iter().find(|m| m.function == function && m.value.as_deref() == value).unwrap()
+    }
+
+    #[test]
+    fn reads_real_criterion_output() {
+        // Files written by criterion 0.8.2 itself (xtask/testdata/criterion, from a CPU benchmark).
+        let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/criterion");
+        let benches = discover(&dir).unwrap();
+        assert_eq!(benches.len(), 8);
+        let rust4 = benches
+            .iter()
+            .find(|b| b.function == "rust/basic" && b.value.as_deref() == Some("4"))
+            .expect("merge_coarsening_2_10-i32/rust_basic/4");
+        assert_eq!(rust4.group_id, "merge_coarsening/2^10-i32");
+        assert_eq!(rust4.elements, Some(1024));
+        assert_eq!(rust4.median_ns, 2.3834425198643965);
+        let copy =
+            benches.iter().find(|b| b.group_id == "stencil_variants/8x8x8-f32" && b.function == "copy");
+        assert_eq!(copy.unwrap().value, None);
+        let groups = group(benches);
+        assert_eq!(
+            groups.iter().map(|g| g.id.as_str()).collect::<Vec<_>>(),
+            ["stencil_variants/8x8x8-f32", "merge_coarsening/2^10-i32"]
+        );
+    }
+
+    #[test]
+    fn discovery_finds_only_new_results() {
+        let tmp = TempDir::new("discovery");
+        fixture(&tmp.0);
+        std::fs::create_dir_all(tmp.0.join("report")).unwrap();
+        std::fs::write(tmp.0.join("report/index.html"), "<html/>").unwrap();
+        let benches = discover(&tmp.0).unwrap();
+        assert_eq!(benches.len(), 14);
+        let basic: Vec<&Bench> =
+            benches.iter().filter(|b| b.group_id == STENCIL && b.function == "rust/basic").collect();
+        assert_eq!(basic.len(), 1, "the base/ baseline is ignored");
+        assert_eq!(basic[0].median_ns, 2000.0);
+        assert_eq!(basic[0].rate(), Some(POINTS as f64 / 2000.0));
+    }
+
+    #[test]
+    fn unreadable_results_are_skipped() {
+        let tmp = TempDir::new("unreadable");
+        write_bench(&tmp.0, STENCIL, "copy", None, POINTS, 1000.0);
+        let broken = tmp.0.join("broken/new");
+        std::fs::create_dir_all(&broken).unwrap();
+        std::fs::write(broken.join("benchmark.json"), "{not json").unwrap();
+        let benches = discover(&tmp.0).unwrap();
+        assert_eq!(benches.len(), 1);
+    }
+
+    #[test]
+    fn groups_split_at_the_first_slash_and_sort_by_suite() {
+        let tmp = TempDir::new("groups");
+        fixture(&tmp.0);
+        write_bench(&tmp.0, "merge_coarsening/2^24-i32", "rust/basic", Some("16"), 1 << 24, 1.0e6);
+        write_bench(&tmp.0, "merge_coarsening/2^24-i32", "rust/basic", Some("2"), 1 << 24, 1.0e6);
+        write_bench(&tmp.0, "stencil_variants/128x128x128-f64", "copy", None, 1 << 21, 1.0e6);
+        let groups = groups_of(&tmp.0);
+        let ids: Vec<&str> = groups.iter().map(|g| g.id.as_str()).collect();
+        assert_eq!(
+            ids,
+            [
+                "stencil_variants/64x64x64-f32",
+                "stencil_variants/128x128x128-f64",
+                TILING,
+                MERGE,
+                "merge_coarsening/2^24-i32"
+            ]
+        );
+        let merge = &groups[3];
+        assert_eq!((merge.suite, merge.suite_name.as_str()), (Suite::MergeVariants, "merge_variants"));
+        let values: Vec<_> = groups[4].members.iter().map(|m| m.value.as_deref().unwrap()).collect();
+        assert_eq!(values, ["2", "16"], "parameters sort as numbers");
+        let members: Vec<&str> = groups[0].members.iter().map(|m| m.function.as_str()).collect();
+        assert_eq!(members, ["copy", "rust/basic", "cuda/basic", "cuda/shared-tiled", "rust/register-tiled"]);
+    }
+
+    #[test]
+    fn percent_of_copy_and_rust_over_cuda() {
+        let tmp = TempDir::new("ratios");
+        fixture(&tmp.0);
+        let groups = groups_of(&tmp.0);
+        let stencil = &groups[0];
+        let rust = find(stencil, "rust/basic", None);
+        assert_eq!(stencil.percent_of_copy(rust), Some(50.0));
+        assert_eq!(stencil.rust_over_cuda(rust), Some(1.25), "cuda 2500 ns over rust 2000 ns");
+        assert_eq!(stencil.rust_over_cuda(find(stencil, "cuda/basic", None)), None);
+        assert_eq!(stencil.rust_over_cuda(find(stencil, "rust/register-tiled", None)), None, "no twin");
+        assert_eq!(stencil.percent_of_copy(find(stencil, "copy", None)), Some(100.0));
+        // A sweep: the valueless copy bounds every parameter; twins match on the parameter.
+        let tiling = &groups[1];
+        let t16 = find(tiling, "rust/shared-tiled", Some("T=16"));
+        assert_eq!(tiling.percent_of_copy(t16), Some(50.0));
+        assert!((tiling.rust_over_cuda(t16).unwrap() - 0.9).abs() < 1e-12);
+        // No copy in the group.
+        let merge = &groups[2];
+        assert_eq!(merge.percent_of_copy(find(merge, "rust/tiled", None)), None);
+        assert_eq!(merge.rust_over_cuda(find(merge, "rust/tiled", None)), Some(2.0));
+    }
+
+    #[test]
+    fn copy_with_the_same_parameter_is_the_ceiling() {
+        let tmp = TempDir::new("per-value-copy");
+        let g = "merge_coarsening/2^24-i32";
+        write_bench(&tmp.0, g, "copy", Some("1"), 100, 10.0);
+        write_bench(&tmp.0, g, "copy", Some("2"), 100, 20.0);
+        write_bench(&tmp.0, g, "rust/basic", Some("2"), 100, 40.0);
+        let groups = groups_of(&tmp.0);
+        assert_eq!(groups[0].percent_of_copy(find(&groups[0], "rust/basic", Some("2"))), Some(50.0));
+    }
+
+    #[test]
+    fn markdown_tables() {
+        let tmp = TempDir::new("table");
+        fixture(&tmp.0);
+        let groups = groups_of(&tmp.0);
+        assert_eq!(
+            table(&groups[0]),
+            "| member | median | Gpoints/s | % of copy | Rust/C++ |\n\
+             |---|--:|--:|--:|--:|\n\
+             | `copy` | 1.000 µs | 262.1 | 100.0 | - |\n\
+             | `rust/basic` | 2.000 µs | 131.1 | 50.0 | 1.25 |\n\
+             | `cuda/basic` | 2.500 µs | 104.9 | 40.0 | - |\n\
+             | `cuda/shared-tiled` | 8.000 µs | 32.77 | 12.5 | - |\n\
+             | `rust/register-tiled` | 4.000 µs | 65.54 | 25.0 | - |\n"
+        );
+        let tiling = table(&groups[1]);
+        assert!(
+            tiling
+                .starts_with("| member | tile | median | Gpoints/s | % of copy | Rust/C++ |\n|---|--:|--:|")
+        );
+        assert!(tiling.contains("| `copy` | - | 1.000 µs |"));
+        assert!(tiling.contains("| `rust/shared-tiled` | T=16 | 2.000 µs | 131.1 | 50.0 | 0.90 |"));
+        let merge = table(&groups[2]);
+        assert!(merge.contains("| member | median | Gkeys/s |"));
+        assert!(merge.contains("| `rust/tiled` | 1.500 ms | 0.699 | - | 2.00 |"));
+    }
+
+    #[test]
+    fn times_get_sensible_units() {
+        assert_eq!(format_time(850.0), "850.0 ns");
+        assert_eq!(format_time(603_512.0), "603.5 µs");
+        assert_eq!(format_time(1_437_000.0), "1.437 ms");
+        assert_eq!(format_time(12_345_678.0), "12.35 ms");
+        assert_eq!(format_time(2.5e9), "2.500 s");
+    }
+
+    #[test]
+    fn writes_the_page_and_charts() {
+        let tmp = TempDir::new("generate");
+        let criterion = tmp.0.join("criterion");
+        fixture(&criterion);
+        std::fs::write(
+            criterion.join("gpu-info.json"),
+            r#"{"gpu": "NVIDIA H200", "compute_capability": [9, 0], "driver_cuda_version": [13, 0],
+                "ptx_arch": "sm_70", "date": "2026-11-29", "bytes_per_element": {"f32": 8}}"#,
+        )
+        .unwrap();
+        let out = tmp.0.join("docs/benchmarks.md");
+        std::fs::create_dir_all(out.parent().unwrap()).unwrap();
+        let written = generate(&criterion, &out, "abc1234".into(), "2000-01-01".into()).unwrap();
+        assert_eq!((written.groups, written.benchmarks, written.charts.len()), (3, 14, 3));
+
+        let md = std::fs::read_to_string(&out).unwrap();
+        assert!(md.starts_with("# Benchmarks\n"));
+        for stamp in [
+            "- GPU: NVIDIA H200 (compute capability 9.0)",
+            "- driver CUDA version: 13.0",
+            "- PTX target: sm_70",
+            "- date: 2026-11-29",
+            "- commit: `abc1234`",
+            "- bytes_per_element: `{\"f32\":8}`",
+            "cargo bench --bench stencil_variants",
+            "cargo xtask bench-report",
+            "benchmarks-commentary.md",
+        ] {
+            assert!(md.contains(stamp), "missing {stamp:?}");
+        }
+        assert!(md.contains("## stencil_variants/64x64x64-f32\n"));
+        for link in [
+            "](benchmarks/stencil_variants_64x64x64-f32.svg)",
+            "](benchmarks/stencil_tiling_64x64x64-f32.svg)",
+            "](benchmarks/merge_variants_2_20-75_25-f64.svg)",
+        ] {
+            assert!(md.contains(link), "missing {link:?}");
+        }
+
+        let charts = tmp.0.join("docs/benchmarks");
+        let bars = std::fs::read_to_string(charts.join("stencil_variants_64x64x64-f32.svg")).unwrap();
+        assert!(bars.starts_with("<svg"));
+        for label in [
+            "stencil_variants/64x64x64-f32: throughput",
+            "basic",
+            "register-tiled",
+            "Rust",
+            "CUDA C++",
+            "copy ceiling (262.1 Gpoints/s)",
+            "Gpoints/s",
+            "131.1",
+        ] {
+            assert!(bars.contains(label), "bar chart lacks {label:?}");
+        }
+        let sweep = std::fs::read_to_string(charts.join("stencil_tiling_64x64x64-f32.svg")).unwrap();
+        for label in
+            ["tile edge T", "T=8", "T=16", "T=32", "rust/shared-tiled", "cuda/shared-tiled", "copy ceiling"]
+        {
+            assert!(sweep.contains(label), "sweep chart lacks {label:?}");
+        }
+        let merge = std::fs::read_to_string(charts.join("merge_variants_2_20-75_25-f64.svg")).unwrap();
+        assert!(merge.contains("Gkeys/s") && !merge.contains("copy ceiling"));
+    }
+
+    #[test]
+    fn commentary_goes_under_its_group_and_survives_regeneration() {
+        let tmp = TempDir::new("commentary");
+        let criterion = tmp.0.join("criterion");
+        fixture(&criterion);
+        let out = tmp.0.join("benchmarks.md");
+        std::fs::write(
+            tmp.0.join("benchmarks-commentary.md"),
+            "Notes for docs/benchmarks.md.\n\n\
+             ## stencil_tiling/64x64x64-f32\n\n\
+             T=16 wins: the halo is 2/16 of the tile.\n\n\
+             ```text\n## not a section\n```\n\n\
+             ## no/such-group\n\nlost\n",
+        )
+        .unwrap();
+        for _ in 0..2 {
+            generate(&criterion, &out, "abc1234".into(), "2000-01-01".into()).unwrap();
+        }
+        let md = std::fs::read_to_string(&out).unwrap();
+        let tiling = md.find("## stencil_tiling/64x64x64-f32\n").unwrap();
+        let next = md.find("## merge_variants/").unwrap();
+        let note = md.find("T=16 wins: the halo is 2/16 of the tile.").unwrap();
+        assert!(tiling < note && note < next, "commentary sits in its group's section");
+        assert!(md[note..next].contains("```text\n## not a section\n```"));
+        assert_eq!(md.matches("T=16 wins").count(), 1);
+        assert!(!md.contains("lost"));
+        assert!(md.contains("<!-- No commentary: add a `## stencil_variants/64x64x64-f32` section"));
+    }
+
+    #[test]
+    fn commentary_sections() {
+        let sections = parse_commentary("intro\n## a/b\n\nline 1\n\n~~~\n## x\n~~~\n## c/d\n## e/f\ntext\n");
+        assert_eq!(
+            sections,
+            [
+                ("a/b".to_owned(), "line 1\n\n~~~\n## x\n~~~".to_owned()),
+                ("c/d".to_owned(), String::new()),
+                ("e/f".to_owned(), "text".to_owned())
+            ]
+        );
+    }
+
+    #[test]
+    fn missing_or_empty_criterion_dir_is_an_error() {
+        let tmp = TempDir::new("missing");
+        let e = discover(&tmp.0.join("criterion")).unwrap_err();
+        assert!(e.starts_with("no criterion results: "), "{e}");
+        assert!(e.contains("cargo bench --bench stencil_variants") && !e.contains('\n'), "{e}");
+        let out = tmp.0.join("benchmarks.md");
+        assert!(generate(&tmp.0.join("criterion"), &out, "x".into(), "y".into()).is_err());
+        assert!(!out.exists());
+        let e = discover(&tmp.0).unwrap_err();
+        assert!(e.starts_with("no benchmarks found in "), "{e}");
+        assert!(e.contains("cargo bench --bench merge_variants") && !e.contains('\n'), "{e}");
+    }
+
+    #[test]
+    fn missing_gpu_info_is_unknown() {
+        let stamp = Stamp::read(Path::new("/nonexistent/gpu-info.json"), "abc".into(), "2026-01-02".into());
+        assert_eq!(stamp.gpu, "unknown");
+        assert_eq!(stamp.driver_cuda_version, "unknown");
+        assert_eq!(stamp.ptx_arch, "unknown");
+        assert!(stamp.date.starts_with("2026-01-02"));
+        assert_eq!(stamp.commit, "abc");
+        assert!(stamp.extra.is_empty());
+    }
+
+    #[test]
+    fn dates_and_natural_order() {
+        assert_eq!(civil_date(0), "1970-01-01");
+        assert_eq!(civil_date(11_016), "2000-02-29");
+        assert_eq!(civil_date(19_723), "2024-01-01");
+        assert_eq!(today().len(), 10);
+        assert_eq!(natural_cmp("T=8", "T=16"), Ordering::Less);
+        assert_eq!(natural_cmp("2^24-i32", "2^28-even-i32"), Ordering::Less);
+        assert_eq!(natural_cmp("128x128x128-f64", "512x512x512-f32"), Ordering::Less);
+        assert_eq!(natural_cmp("b", "a"), Ordering::Greater);
+    }
+
+    #[test]
+    fn roles() {
+        assert_eq!(Role::of("copy"), Role::Copy);
+        assert_eq!(Role::of("rust/register-tiled"), Role::Rust("register-tiled"));
+        assert_eq!(Role::of("cuda/circular"), Role::Cuda("circular"));
+        assert_eq!(Role::of("rust/"), Role::Other);
+        assert_eq!(Role::of("thrust/merge"), Role::Other);
+    }
+}
