@@ -59,3 +59,20 @@ fn stencil_refuses_bad_arguments_before_touching_the_gpu() {
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("between 3 and"), "{stderr}");
 }
+
+#[test]
+fn merge_prints_one_line_and_exits_2_without_a_usable_gpu() {
+    let output = Command::new(binary("merge", env!("CARGO_BIN_EXE_merge")))
+        .args(["--m", "10", "--n", "10", "--device", "4096"])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8(output.stderr).unwrap();
+    assert_eq!(output.status.code(), Some(2), "{stderr}");
+    assert_eq!(stderr.lines().count(), 1, "{stderr}");
+    let expected = if driver_present() {
+        "merge: error: no CUDA GPU found"
+    } else {
+        "merge: error: no CUDA driver found"
+    };
+    assert!(stderr.starts_with(expected), "{stderr}");
+}
