@@ -3,8 +3,8 @@
 //! unwritten key fails the comparison.
 //!
 //! Run with `cargo test --release -p host --test merge_gpu -- --include-ignored` on a machine
-//! with a CUDA GPU (about half a minute on an H200, most of it in the host-side checks of the
-//! merge past 2^32 keys, which needs about 35 GB of device memory and of host memory).
+//! with a CUDA GPU (55 s on an H200 in release mode, much of it host-side generation and checks;
+//! the merge past 2^32 keys needs about 35 GB of device memory and as much host memory).
 
 use gpu_kernels::merge::tiles::TILE_SIZE;
 use host::merge::{

@@ -7,12 +7,15 @@
 //! the [`Circular`] view the loads write through), so the per-thread work reads like the tiled
 //! kernel's. Each buffer is described by where its unconsumed keys start (`a_s_start`) and
 //! how many it holds (`a_s_len`); a buffer is full except near the end of the block's run,
-//! where fewer keys remain than fit.
+//! where fewer keys remain than fit. Like the tiled kernel, each thread searches once per
+//! tile (its end is its neighbour's start, through `splits`), and the merged tile is staged in
+//! `c_s` and stored coalesced while the next tile loads.
 
 use super::circular_buffer::{Circular, co_rank_circular, merge_sequential_circular};
 use super::keys::{KeyReader, KeyRun, KeyWriter, MergeKey, SharedKeys};
 use super::sequential::co_rank_by;
-use super::tiles::{BLOCK_THREADS, TILE_SIZE, a_s_offset, thread_range, tiled_block_range};
+use super::tiled::TileBuffers;
+use super::tiles::{BLOCK_THREADS, TILE_SIZE, thread_range, tiled_block_range};
 use crate::device::SharedArray;
 use crate::device::thread::*;
 
@@ -38,6 +41,8 @@ pub struct CircularBlock {
     /// How many unconsumed keys `a_s` and `b_s` hold.
     a_s_len: usize,
     b_s_len: usize,
+    /// Outputs of the last tile waiting in `c_s` (they end at `c_completed`).
+    c_staged: usize,
 }
 
 impl CircularBlock {
@@ -62,6 +67,7 @@ impl CircularBlock {
             b_s_start: 0,
             a_s_len: 0,
             b_s_len: 0,
+            c_staged: 0,
         }
     }
 
@@ -77,23 +83,28 @@ impl CircularBlock {
         TILE_SIZE.min(self.c_length - self.c_completed)
     }
 
-    /// Phase 1: thread `tid`'s share of refilling the buffers: behind the unconsumed keys,
-    /// as many new keys as there is room for (what the last tile consumed, or everything at
-    /// the start), but none past the block's runs. Coalesced: consecutive threads load
-    /// consecutive keys. Afterwards each buffer holds `min(TILE_SIZE, keys left in its run)`.
+    /// Phase 1: thread `tid`'s share of storing the last tile's outputs from `c_s`, and of
+    /// refilling the buffers: behind the unconsumed keys, as many new keys as there is room
+    /// for (what the last tile consumed, or everything at the start), but none past the
+    /// block's runs. Coalesced: consecutive threads move consecutive keys. Afterwards each
+    /// buffer holds `min(TILE_SIZE, keys left in its run)`.
     ///
     /// # Safety
-    /// `a` and `b` hold the keys of the block's runs; `a_s` and `b_s` hold `TILE_SIZE` keys
-    /// each, and no other thread reads them until a barrier.
+    /// `a`, `b` and `c` hold the block's runs; the buffers are as in [`TileBuffers`]; a
+    /// barrier separates this phase from the others.
     #[inline(always)]
-    pub unsafe fn load_tiles<K: MergeKey, W: KeyWriter<K>>(
+    pub unsafe fn load_tiles<K, S, X>(
         &mut self,
         tid: usize,
         a: *const K,
         b: *const K,
-        a_s: W,
-        b_s: W,
-    ) {
+        c: *mut K,
+        s: TileBuffers<S, X>,
+    ) where
+        K: MergeKey,
+        S: KeyReader<K> + KeyWriter<K>,
+        X: Copy,
+    {
         let a_loaded = self.a_consumed + self.a_s_len;
         let b_loaded = self.b_consumed + self.b_s_len;
         let a_new = (TILE_SIZE - self.a_s_len).min(self.a_length - a_loaded);
@@ -101,10 +112,11 @@ impl CircularBlock {
         // SAFETY: the new keys follow the loaded ones inside the block's runs, and go to the
         // free part of each buffer (`a_s_len + a_new <= TILE_SIZE`), which `Circular` wraps.
         unsafe {
+            self.store_tile(tid, c, s);
             let a_src = a.skip(self.a_curr + a_loaded);
             let b_src = b.skip(self.b_curr + b_loaded);
-            let a_dst = Circular::new(a_s, self.a_s_start, TILE_SIZE).skip(self.a_s_len);
-            let b_dst = Circular::new(b_s, self.b_s_start, TILE_SIZE).skip(self.b_s_len);
+            let a_dst = Circular::new(s.a_s, self.a_s_start, TILE_SIZE).skip(self.a_s_len);
+            let b_dst = Circular::new(s.b_s, self.b_s_start, TILE_SIZE).skip(self.b_s_len);
             let mut i = tid;
             while i < a_new {
                 a_dst.store(i, a_src.load(i));
@@ -120,53 +132,74 @@ impl CircularBlock {
         self.b_s_len += b_new;
     }
 
-    /// Phase 2: thread `tid` co-ranks its chunk of the tile's outputs in the circular
-    /// buffers and merges it into `c`: the tiled kernel's code, through the circular helpers.
+    /// Phase 2: thread `tid` co-ranks the start of its chunk of the tile's outputs in the
+    /// circular buffers and publishes it in `splits[tid]`; the last thread also co-ranks the
+    /// end of the tile, `splits[BLOCK_THREADS]`.
     ///
     /// # Safety
-    /// The buffers have been refilled by all threads (phase 1, then a barrier); `c` has room
-    /// for the block's outputs.
+    /// The buffers have been refilled by all threads (phase 1, then a barrier).
     #[inline(always)]
-    pub unsafe fn merge_tile<K: MergeKey, R: KeyReader<K>>(&self, tid: usize, a_s: R, b_s: R, c: *mut K) {
+    pub unsafe fn split_tile<K, S, X>(&self, tid: usize, s: TileBuffers<S, X>)
+    where
+        K: MergeKey,
+        S: KeyReader<K>,
+        X: KeyWriter<u32>,
+    {
         let (m, n) = (self.a_s_len, self.b_s_len);
         let (a_s_start, b_s_start) = (self.a_s_start, self.b_s_start);
-        let (c_curr, c_next) = thread_range(tid, self.c_tile());
-        // SAFETY: c_curr <= c_next <= c_tile <= a_s_len + b_s_len (each buffer holds
-        // min(TILE_SIZE, keys left), and c_tile <= min(TILE_SIZE, keys left in both)); the
-        // co-ranks and merged slices lie in the buffered keys; threads write disjoint outputs.
+        let c_tile = self.c_tile();
+        let (c_curr, _) = thread_range(tid, c_tile);
+        // SAFETY: c_curr <= c_tile <= a_s_len + b_s_len (each buffer holds
+        // min(TILE_SIZE, keys left), and c_tile <= min(TILE_SIZE, keys left in both)), so the
+        // searches stay in the buffered keys.
         unsafe {
-            let a_curr = co_rank_circular(c_curr, a_s, m, b_s, n, a_s_start, b_s_start, TILE_SIZE);
-            let a_next = co_rank_circular(c_next, a_s, m, b_s, n, a_s_start, b_s_start, TILE_SIZE);
+            let a_curr = co_rank_circular(c_curr, s.a_s, m, s.b_s, n, a_s_start, b_s_start, TILE_SIZE);
+            s.splits.store(tid, a_curr as u32);
+            if tid == BLOCK_THREADS - 1 {
+                let a_tile = co_rank_circular(c_tile, s.a_s, m, s.b_s, n, a_s_start, b_s_start, TILE_SIZE);
+                s.splits.store(BLOCK_THREADS, a_tile as u32);
+            }
+        }
+    }
+
+    /// Phase 3: thread `tid` merges its chunk, from `splits[tid]` to `splits[tid + 1]` of the
+    /// A buffer (and the matching keys of B), into `c_s`, the tiled kernel's code through the
+    /// circular helper; then every thread drops the keys the tile merged from the front of
+    /// each buffer. As in the tiled kernel, the co-rank of the tile's outputs over the
+    /// buffered keys is the co-rank over the rest of the runs.
+    ///
+    /// # Safety
+    /// The splits have been published by all threads (phase 2, then a barrier).
+    #[inline(always)]
+    pub unsafe fn merge_tile<K, S, X>(&mut self, tid: usize, s: TileBuffers<S, X>)
+    where
+        K: MergeKey,
+        S: KeyReader<K> + KeyWriter<K>,
+        X: KeyReader<u32>,
+    {
+        let c_tile = self.c_tile();
+        let (c_curr, c_next) = thread_range(tid, c_tile);
+        // SAFETY: the splits are co-ranks of c_curr <= c_next <= c_tile in the buffered keys,
+        // so the merged slices lie in them; threads write disjoint parts of `c_s`.
+        let a_s_consumed = unsafe {
+            let a_curr = s.splits.load(tid) as usize;
+            let a_next = s.splits.load(tid + 1) as usize;
             let b_curr = c_curr - a_curr;
             let b_next = c_next - a_next;
-            let c_out = c.add(self.c_curr + self.c_completed + c_curr);
-            let (a_s_curr, b_s_curr) = (wrap(a_s_start + a_curr), wrap(b_s_start + b_curr));
+            let (a_s_curr, b_s_curr) = (wrap(self.a_s_start + a_curr), wrap(self.b_s_start + b_curr));
+            let c_out = s.c_s.skip(c_curr);
             merge_sequential_circular(
-                a_s,
+                s.a_s,
                 a_next - a_curr,
-                b_s,
+                s.b_s,
                 b_next - b_curr,
                 c_out,
                 a_s_curr,
                 b_s_curr,
                 TILE_SIZE,
             );
-        }
-    }
-
-    /// Phase 3, before the barrier that ends the tile: drops the keys this tile merged from
-    /// the front of each buffer. As in the tiled kernel, the co-rank of the tile's outputs
-    /// over the buffered keys is the co-rank over the rest of the runs.
-    ///
-    /// # Safety
-    /// As [`merge_tile`](Self::merge_tile).
-    #[inline(always)]
-    pub unsafe fn advance<K: MergeKey, R: KeyReader<K>>(&mut self, a_s: R, b_s: R) {
-        let c_tile = self.c_tile();
-        let (m, n) = (self.a_s_len, self.b_s_len);
-        // SAFETY: as in `merge_tile`.
-        let a_s_consumed =
-            unsafe { co_rank_circular(c_tile, a_s, m, b_s, n, self.a_s_start, self.b_s_start, TILE_SIZE) };
+            s.splits.load(BLOCK_THREADS) as usize
+        };
         let b_s_consumed = c_tile - a_s_consumed;
         self.a_s_start = wrap(self.a_s_start + a_s_consumed);
         self.b_s_start = wrap(self.b_s_start + b_s_consumed);
@@ -175,6 +208,32 @@ impl CircularBlock {
         self.a_consumed += a_s_consumed;
         self.b_consumed += b_s_consumed;
         self.c_completed += c_tile;
+        self.c_staged = c_tile;
+    }
+
+    /// Thread `tid`'s share of storing the staged outputs of the last tile from `c_s` to
+    /// global memory, coalesced. Part of [`load_tiles`](Self::load_tiles); on its own after
+    /// the last tile.
+    ///
+    /// # Safety
+    /// `c` holds the block's outputs; a barrier follows the last [`merge_tile`](Self::merge_tile).
+    #[inline(always)]
+    pub unsafe fn store_tile<K: MergeKey, S: KeyReader<K>, X: Copy>(
+        &mut self,
+        tid: usize,
+        c: *mut K,
+        s: TileBuffers<S, X>,
+    ) {
+        // SAFETY: the staged outputs are the `c_staged` keys that end at `c_completed`.
+        unsafe {
+            let c_out = c.add(self.c_curr + self.c_completed - self.c_staged);
+            let mut i = tid;
+            while i < self.c_staged {
+                c_out.store(i, s.c_s.load(i));
+                i += BLOCK_THREADS;
+            }
+        }
+        self.c_staged = 0;
     }
 }
 
@@ -192,12 +251,12 @@ fn wrap(position: usize) -> usize {
 pub unsafe fn merge_circular<K: MergeKey>(a: *const K, m: usize, b: *const K, n: usize, c: *mut K) {
     let tid = thread_idx_x() as usize;
     let (c_curr, c_next) = tiled_block_range(m + n, grid_dim_x() as usize, block_idx_x() as usize);
-    // SAFETY: the launch provides the header and both buffers; between barriers every thread
-    // writes only its own keys of the buffers' free parts, and the merge only reads them.
+    // SAFETY: the launch provides the header and the buffers; between barriers every thread
+    // writes only its own keys of the buffers (in their free parts), and the other threads
+    // only read them after the next barrier (see the phases).
     unsafe {
         let co_ranks = SharedArray::<u64>::at_offset(0);
-        let a_s = SharedKeys::<K>::at_offset(a_s_offset(size_of::<K>()));
-        let b_s = a_s.skip(TILE_SIZE);
+        let buffers = TileBuffers::<SharedKeys<K>, SharedKeys<u32>>::in_shared_memory();
         // One thread co-ranks the block's range in global memory; all read it after the barrier.
         if tid == 0 {
             co_ranks.write(0, co_rank_by(c_curr, a, m, b, n) as u64);
@@ -208,11 +267,13 @@ pub unsafe fn merge_circular<K: MergeKey>(a: *const K, m: usize, b: *const K, n:
             CircularBlock::new(c_curr, c_next, co_ranks.read(0) as usize, co_ranks.read(1) as usize);
         // The trip count is the same for every thread of the block, so the barriers are too.
         for _ in 0..block.total_iterations() {
-            block.load_tiles(tid, a, b, a_s, b_s);
+            block.load_tiles(tid, a, b, c, buffers);
             sync_threads();
-            block.merge_tile(tid, a_s, b_s, c);
-            block.advance(a_s, b_s);
+            block.split_tile(tid, buffers);
+            sync_threads();
+            block.merge_tile(tid, buffers);
             sync_threads();
         }
+        block.store_tile(tid, c, buffers);
     }
 }

@@ -74,6 +74,14 @@ impl<K> KeyRun for *mut K {
     }
 }
 
+impl<K: Copy> KeyReader<K> for *mut K {
+    #[inline(always)]
+    unsafe fn load(self, i: usize) -> K {
+        // SAFETY: in bounds, per the caller.
+        unsafe { *self.add(i) }
+    }
+}
+
 impl<K: Copy> KeyWriter<K> for *mut K {
     #[inline(always)]
     unsafe fn store(self, i: usize, key: K) {

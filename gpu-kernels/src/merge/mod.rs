@@ -32,4 +32,4 @@ pub use circular::{CircularBlock, merge_circular};
 pub use circular_buffer::{Circular, co_rank_circular, merge_sequential_circular};
 pub use keys::{KeyReader, KeyRun, KeyWriter, MergeKey, SharedKeys};
 pub use sequential::{co_rank, co_rank_by, merge_sequential, merge_sequential_by};
-pub use tiled::{TiledBlock, merge_tiled};
+pub use tiled::{TileBuffers, TiledBlock, merge_tiled};

@@ -170,6 +170,32 @@ fn simulate_basic(a: &[Tagged], b: &[Tagged]) -> Vec<Tagged> {
     c
 }
 
+/// Host stand-ins for a block's shared memory.
+struct HostShared {
+    a_s: Vec<Tagged>,
+    b_s: Vec<Tagged>,
+    c_s: Vec<Tagged>,
+    splits: Vec<u32>,
+}
+
+impl HostShared {
+    fn new() -> Self {
+        let tile = || vec![POISON; TILE_SIZE];
+        Self { a_s: tile(), b_s: tile(), c_s: tile(), splits: vec![u32::MAX; BLOCK_THREADS + 1] }
+    }
+
+    fn buffers(&mut self) -> TileBuffers<*mut Tagged, *mut u32> {
+        TileBuffers {
+            a_s: self.a_s.as_mut_ptr(),
+            b_s: self.b_s.as_mut_ptr(),
+            c_s: self.c_s.as_mut_ptr(),
+            splits: self.splits.as_mut_ptr(),
+        }
+    }
+}
+
+type HostBuffers = TileBuffers<*mut Tagged, *mut u32>;
+
 /// The phases a tiled block runs, so one simulator drives both tiled kernels.
 trait Block: Copy + PartialEq + std::fmt::Debug {
     fn new(c_curr: usize, c_next: usize, a_curr: usize, a_next: usize) -> Self;
@@ -177,100 +203,99 @@ trait Block: Copy + PartialEq + std::fmt::Debug {
     /// Whether stale buffer entries may be poisoned before each load (the tiled kernel keeps
     /// nothing from one tile to the next; the circular one does).
     const FORGETS_TILES: bool;
-    unsafe fn load(&mut self, tid: usize, a: &[Tagged], b: &[Tagged], a_s: &mut [Tagged], b_s: &mut [Tagged]);
-    unsafe fn merge(&self, tid: usize, a_s: &[Tagged], b_s: &[Tagged], c: *mut Tagged);
-    unsafe fn advance(&mut self, a_s: &[Tagged], b_s: &[Tagged]);
+    unsafe fn load(&mut self, tid: usize, a: &[Tagged], b: &[Tagged], c: *mut Tagged, s: HostBuffers);
+    unsafe fn split(&self, tid: usize, s: HostBuffers);
+    unsafe fn merge(&mut self, tid: usize, s: HostBuffers);
+    unsafe fn store(&mut self, tid: usize, c: *mut Tagged, s: HostBuffers);
 }
 
-impl Block for TiledBlock {
-    const FORGETS_TILES: bool = true;
-    fn new(c_curr: usize, c_next: usize, a_curr: usize, a_next: usize) -> Self {
-        TiledBlock::new(c_curr, c_next, a_curr, a_next)
-    }
-    fn total_iterations(&self) -> usize {
-        TiledBlock::total_iterations(self)
-    }
-    unsafe fn load(
-        &mut self,
-        tid: usize,
-        a: &[Tagged],
-        b: &[Tagged],
-        a_s: &mut [Tagged],
-        b_s: &mut [Tagged],
-    ) {
-        unsafe { self.load_tiles(tid, a.as_ptr(), b.as_ptr(), a_s.as_mut_ptr(), b_s.as_mut_ptr()) }
-    }
-    unsafe fn merge(&self, tid: usize, a_s: &[Tagged], b_s: &[Tagged], c: *mut Tagged) {
-        unsafe { self.merge_tile(tid, a_s.as_ptr(), b_s.as_ptr(), c) }
-    }
-    unsafe fn advance(&mut self, a_s: &[Tagged], b_s: &[Tagged]) {
-        unsafe { TiledBlock::advance(self, a_s.as_ptr(), b_s.as_ptr()) }
-    }
+macro_rules! host_block {
+    ($block:ident, $forgets:expr) => {
+        impl Block for $block {
+            const FORGETS_TILES: bool = $forgets;
+            fn new(c_curr: usize, c_next: usize, a_curr: usize, a_next: usize) -> Self {
+                $block::new(c_curr, c_next, a_curr, a_next)
+            }
+            fn total_iterations(&self) -> usize {
+                $block::total_iterations(self)
+            }
+            unsafe fn load(
+                &mut self,
+                tid: usize,
+                a: &[Tagged],
+                b: &[Tagged],
+                c: *mut Tagged,
+                s: HostBuffers,
+            ) {
+                unsafe { self.load_tiles(tid, a.as_ptr(), b.as_ptr(), c, s) }
+            }
+            unsafe fn split(&self, tid: usize, s: HostBuffers) {
+                unsafe { self.split_tile(tid, s) }
+            }
+            unsafe fn merge(&mut self, tid: usize, s: HostBuffers) {
+                unsafe { self.merge_tile(tid, s) }
+            }
+            unsafe fn store(&mut self, tid: usize, c: *mut Tagged, s: HostBuffers) {
+                unsafe { self.store_tile(tid, c, s) }
+            }
+        }
+    };
 }
 
-impl Block for CircularBlock {
-    const FORGETS_TILES: bool = false;
-    fn new(c_curr: usize, c_next: usize, a_curr: usize, a_next: usize) -> Self {
-        CircularBlock::new(c_curr, c_next, a_curr, a_next)
-    }
-    fn total_iterations(&self) -> usize {
-        CircularBlock::total_iterations(self)
-    }
-    unsafe fn load(
-        &mut self,
-        tid: usize,
-        a: &[Tagged],
-        b: &[Tagged],
-        a_s: &mut [Tagged],
-        b_s: &mut [Tagged],
-    ) {
-        unsafe { self.load_tiles(tid, a.as_ptr(), b.as_ptr(), a_s.as_mut_ptr(), b_s.as_mut_ptr()) }
-    }
-    unsafe fn merge(&self, tid: usize, a_s: &[Tagged], b_s: &[Tagged], c: *mut Tagged) {
-        unsafe { self.merge_tile(tid, a_s.as_ptr(), b_s.as_ptr(), c) }
-    }
-    unsafe fn advance(&mut self, a_s: &[Tagged], b_s: &[Tagged]) {
-        unsafe { CircularBlock::advance(self, a_s.as_ptr(), b_s.as_ptr()) }
-    }
-}
+host_block!(TiledBlock, true);
+host_block!(CircularBlock, false);
 
 /// A tiled kernel on a grid of `blocks` blocks. Each thread keeps its own block state; after
 /// every phase all threads' states must agree (what keeps the barriers block-uniform).
-/// Returns the output and the keys of A and B loaded from "global memory".
+/// Before each phase, what it must not read is poisoned. Returns the output and the keys of
+/// A and B loaded from "global memory".
 fn simulate_tiled<B: Block>(a: &[Tagged], b: &[Tagged], blocks: usize) -> (Vec<Tagged>, usize, usize) {
     let total = a.len() + b.len();
     let mut c = vec![POISON; total];
     let (mut a_loads, mut b_loads) = (0, 0);
+    let uniform = |threads: &[B], block: usize, phase: &str| {
+        assert!(threads.iter().all(|s| *s == threads[0]), "block {block}: states differ after {phase}");
+    };
     for block in 0..blocks {
         let (c_curr, c_next) = tiled_block_range(total, blocks, block);
         // Thread 0's global co-ranks, read by every thread after the barrier.
         let (a_curr, a_next) = (co_rank(c_curr, a, b), co_rank(c_next, a, b));
         let mut threads = [B::new(c_curr, c_next, a_curr, a_next); BLOCK_THREADS];
-        let (mut a_s, mut b_s) = (vec![POISON; TILE_SIZE], vec![POISON; TILE_SIZE]);
+        let mut shared = HostShared::new();
+        let s = shared.buffers();
         for _ in 0..threads[0].total_iterations() {
             if B::FORGETS_TILES {
-                a_s.fill(POISON);
-                b_s.fill(POISON);
+                shared.a_s.fill(POISON);
+                shared.b_s.fill(POISON);
             }
-            let (a_before, b_before) = (a_s.clone(), b_s.clone());
+            let (a_before, b_before) = (shared.a_s.clone(), shared.b_s.clone());
             for (tid, state) in threads.iter_mut().enumerate() {
-                // SAFETY: the buffers hold TILE_SIZE keys; the inputs are the whole arrays.
-                unsafe { state.load(tid, a, b, &mut a_s, &mut b_s) };
+                // SAFETY: the buffers are as the kernel's; the inputs are the whole arrays.
+                unsafe { state.load(tid, a, b, c.as_mut_ptr(), s) };
             }
-            a_loads += a_s.iter().zip(&a_before).filter(|(x, y)| x.tag != y.tag).count();
-            b_loads += b_s.iter().zip(&b_before).filter(|(x, y)| x.tag != y.tag).count();
-            assert!(threads.iter().all(|s| *s == threads[0]), "block {block}: states differ after the loads");
+            a_loads += shared.a_s.iter().zip(&a_before).filter(|(x, y)| x.tag != y.tag).count();
+            b_loads += shared.b_s.iter().zip(&b_before).filter(|(x, y)| x.tag != y.tag).count();
+            uniform(&threads, block, "the loads");
             // --- barrier ---
-            for (tid, state) in threads.iter_mut().enumerate() {
-                // SAFETY: the tile is loaded; `c` holds the whole output.
-                unsafe {
-                    state.merge(tid, &a_s, &b_s, c.as_mut_ptr());
-                    state.advance(&a_s, &b_s);
-                }
+            shared.splits.fill(u32::MAX);
+            for (tid, state) in threads.iter().enumerate() {
+                // SAFETY: the tile is loaded.
+                unsafe { state.split(tid, s) };
             }
-            assert!(threads.iter().all(|s| *s == threads[0]), "block {block}: states differ after the merge");
+            // --- barrier ---
+            shared.c_s.fill(POISON);
+            for (tid, state) in threads.iter_mut().enumerate() {
+                // SAFETY: the splits are published.
+                unsafe { state.merge(tid, s) };
+            }
+            uniform(&threads, block, "the merge");
             // --- barrier ---
         }
+        for (tid, state) in threads.iter_mut().enumerate() {
+            // SAFETY: the last tile is staged.
+            unsafe { state.store(tid, c.as_mut_ptr(), s) };
+        }
+        uniform(&threads, block, "the last store");
     }
     (c, a_loads, b_loads)
 }

@@ -11,15 +11,58 @@
 //! tile is taken over the keys actually loaded, not over `tile_size` of each; and how much of
 //! A a tile consumed is the co-rank of the tile's actual output count.
 //!
+//! Two changes to the book's code for speed, neither changing what is computed: each thread
+//! co-ranks only the start of its chunk and takes its end from its neighbour (through the
+//! `splits` array in shared memory), so a tile costs one binary search per thread instead of
+//! three; and the merged tile is staged in shared memory (`c_s`) and stored to global memory
+//! coalesced, while the next tile loads.
+//!
 //! The block's work is written as phases between barriers ([`TiledBlock`]'s methods); the
 //! kernel runs them on each thread with `sync_threads` between, and the host tests run them
 //! for every thread of a block in turn.
 
 use super::keys::{KeyReader, KeyRun, KeyWriter, MergeKey, SharedKeys};
 use super::sequential::{co_rank_by, merge_sequential_by};
-use super::tiles::{BLOCK_THREADS, TILE_SIZE, a_s_offset, thread_range, tiled_block_range};
+use super::tiles::{BLOCK_THREADS, SPLITS_OFFSET, TILE_SIZE, a_s_offset, thread_range, tiled_block_range};
 use crate::device::SharedArray;
 use crate::device::thread::*;
+
+/// The shared memory of a tiled block: the A and B tiles, the staged outputs, and the
+/// per-thread splits of the tile. `S` is [`SharedKeys`] on the GPU and a host pointer in tests.
+#[derive(Clone, Copy, Debug)]
+pub struct TileBuffers<S, X> {
+    /// The tile of A (the book's `A_S`).
+    pub a_s: S,
+    /// The tile of B (the book's `B_S`).
+    pub b_s: S,
+    /// The merged tile, waiting to be stored to global memory.
+    pub c_s: S,
+    /// `BLOCK_THREADS + 1` co-ranks in the tile: where each thread's chunk starts in `a_s`,
+    /// and how many keys of `a_s` the tile consumes.
+    pub splits: X,
+}
+
+impl<K: Copy> TileBuffers<SharedKeys<K>, SharedKeys<u32>> {
+    /// The buffers in the launch-sized shared memory, as laid out in
+    /// [`tiles`](super::tiles): header (co-ranks, splits), then `a_s`, `b_s`, `c_s`.
+    ///
+    /// # Safety
+    /// The launch provides [`tiled_shared_bytes`](super::tiles::tiled_shared_bytes) of
+    /// shared memory.
+    #[inline(always)]
+    pub unsafe fn in_shared_memory() -> Self {
+        // SAFETY: inside the launch's shared memory, per the caller.
+        unsafe {
+            let a_s = SharedKeys::<K>::at_offset(a_s_offset(size_of::<K>()));
+            Self {
+                a_s,
+                b_s: a_s.skip(TILE_SIZE),
+                c_s: a_s.skip(2 * TILE_SIZE),
+                splits: SharedKeys::at_offset(SPLITS_OFFSET),
+            }
+        }
+    }
+}
 
 /// What a block has merged of its range; every thread holds the same copy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,6 +79,8 @@ pub struct TiledBlock {
     a_consumed: usize,
     b_consumed: usize,
     c_completed: usize,
+    /// Outputs of the last tile waiting in `c_s` (they end at `c_completed`).
+    c_staged: usize,
 }
 
 impl TiledBlock {
@@ -55,6 +100,7 @@ impl TiledBlock {
             a_consumed: 0,
             b_consumed: 0,
             c_completed: 0,
+            c_staged: 0,
         }
     }
 
@@ -82,80 +128,134 @@ impl TiledBlock {
         TILE_SIZE.min(self.c_length - self.c_completed)
     }
 
-    /// Phase 1: thread `tid`'s share of loading the tile's keys into `a_s` and `b_s`.
-    /// Consecutive threads load consecutive keys (coalesced); keys past the block's runs are
-    /// not loaded.
+    /// Phase 1: thread `tid`'s share of storing the last tile's outputs from `c_s` and of
+    /// loading this tile's keys into `a_s` and `b_s`. Consecutive threads move consecutive
+    /// keys (coalesced); keys past the block's runs are not loaded.
     ///
     /// # Safety
-    /// `a` and `b` hold the keys of the block's runs; `a_s` and `b_s` hold `TILE_SIZE` keys
-    /// each, and no other thread reads them until a barrier.
+    /// `a`, `b` and `c` hold the block's runs; the buffers are as in [`TileBuffers`]; a
+    /// barrier separates this phase from the others.
     #[inline(always)]
-    pub unsafe fn load_tiles<K: MergeKey, W: KeyWriter<K>>(
-        &self,
+    pub unsafe fn load_tiles<K, S, X>(
+        &mut self,
         tid: usize,
         a: *const K,
         b: *const K,
-        a_s: W,
-        b_s: W,
-    ) {
+        c: *mut K,
+        s: TileBuffers<S, X>,
+    ) where
+        K: MergeKey,
+        S: KeyReader<K> + KeyWriter<K>,
+        X: Copy,
+    {
         let (a_tile, b_tile) = (self.a_tile(), self.b_tile());
         // SAFETY: `i < a_tile` keys past A's first unconsumed key stay inside the block's run
-        // of A and inside `a_s`; the same for B.
+        // of A and inside `a_s`; the same for B; the staged outputs are the last tile's.
         unsafe {
+            self.store_tile(tid, c, s);
             let a_next = a.skip(self.a_curr + self.a_consumed);
             let b_next = b.skip(self.b_curr + self.b_consumed);
             let mut i = tid;
             while i < a_tile {
-                a_s.store(i, a_next.load(i));
+                s.a_s.store(i, a_next.load(i));
                 i += BLOCK_THREADS;
             }
             let mut i = tid;
             while i < b_tile {
-                b_s.store(i, b_next.load(i));
+                s.b_s.store(i, b_next.load(i));
                 i += BLOCK_THREADS;
             }
         }
     }
 
-    /// Phase 2: thread `tid` co-ranks its chunk of the tile's outputs in shared memory and
-    /// merges it into `c`.
+    /// Phase 2: thread `tid` co-ranks the start of its chunk of the tile's outputs in shared
+    /// memory and publishes it in `splits[tid]`; the last thread also co-ranks the end of the
+    /// tile, `splits[BLOCK_THREADS]`.
     ///
     /// # Safety
-    /// The tile has been loaded by all threads (phase 1, then a barrier); `c` has room for the
-    /// block's outputs.
+    /// The tile has been loaded by all threads (phase 1, then a barrier).
     #[inline(always)]
-    pub unsafe fn merge_tile<K: MergeKey, R: KeyReader<K>>(&self, tid: usize, a_s: R, b_s: R, c: *mut K) {
+    pub unsafe fn split_tile<K, S, X>(&self, tid: usize, s: TileBuffers<S, X>)
+    where
+        K: MergeKey,
+        S: KeyReader<K>,
+        X: KeyWriter<u32>,
+    {
         let (a_tile, b_tile) = (self.a_tile(), self.b_tile());
-        let (c_curr, c_next) = thread_range(tid, self.c_tile());
-        // SAFETY: c_curr <= c_next <= c_tile <= a_tile + b_tile (a tile's outputs never need
-        // more keys than were loaded, see `advance`), so the co-ranks and the merged slices lie
-        // in the loaded keys; threads write disjoint parts of the block's outputs.
+        let c_tile = self.c_tile();
+        let (c_curr, _) = thread_range(tid, c_tile);
+        // SAFETY: c_curr <= c_tile <= a_tile + b_tile (a tile's outputs never need more keys
+        // than were loaded, see `merge_tile`), so the searches stay in the loaded keys.
         unsafe {
-            let a_curr = co_rank_by(c_curr, a_s, a_tile, b_s, b_tile);
-            let a_next = co_rank_by(c_next, a_s, a_tile, b_s, b_tile);
-            let b_curr = c_curr - a_curr;
-            let b_next = c_next - a_next;
-            let c_out = c.add(self.c_curr + self.c_completed + c_curr);
-            merge_sequential_by(a_s.skip(a_curr), a_next - a_curr, b_s.skip(b_curr), b_next - b_curr, c_out);
+            s.splits.store(tid, co_rank_by(c_curr, s.a_s, a_tile, s.b_s, b_tile) as u32);
+            if tid == BLOCK_THREADS - 1 {
+                s.splits.store(BLOCK_THREADS, co_rank_by(c_tile, s.a_s, a_tile, s.b_s, b_tile) as u32);
+            }
         }
     }
 
-    /// Phase 3, before the barrier that ends the tile: moves past the keys this tile merged.
-    /// How many came from A is the co-rank of the tile's outputs over the loaded keys, which
-    /// equals the co-rank over the rest of the runs: a tile of at most `TILE_SIZE` outputs
-    /// takes at most `TILE_SIZE` keys of either array, and `a_tile` is `TILE_SIZE` unless the
-    /// run of A ends first (and likewise for B).
+    /// Phase 3: thread `tid` merges its chunk, from `splits[tid]` to `splits[tid + 1]` in
+    /// `a_s` (and the matching keys of `b_s`), into `c_s`; then every thread moves past the
+    /// tile. How many keys came from A is the co-rank of the tile's outputs over the loaded
+    /// keys, which equals the co-rank over the rest of the runs: a tile of at most
+    /// `TILE_SIZE` outputs takes at most `TILE_SIZE` keys of either array, and `a_tile` is
+    /// `TILE_SIZE` unless the run of A ends first (and likewise for B).
     ///
     /// # Safety
-    /// As [`merge_tile`](Self::merge_tile).
+    /// The splits have been published by all threads (phase 2, then a barrier).
     #[inline(always)]
-    pub unsafe fn advance<K: MergeKey, R: KeyReader<K>>(&mut self, a_s: R, b_s: R) {
+    pub unsafe fn merge_tile<K, S, X>(&mut self, tid: usize, s: TileBuffers<S, X>)
+    where
+        K: MergeKey,
+        S: KeyReader<K> + KeyWriter<K>,
+        X: KeyReader<u32>,
+    {
         let c_tile = self.c_tile();
-        // SAFETY: as in `merge_tile`, c_tile <= a_tile + b_tile.
-        let a_tile_consumed = unsafe { co_rank_by(c_tile, a_s, self.a_tile(), b_s, self.b_tile()) };
+        let (c_curr, c_next) = thread_range(tid, c_tile);
+        // SAFETY: the splits are co-ranks of c_curr <= c_next <= c_tile in the loaded keys, so
+        // the merged slices lie in them; threads write disjoint parts of `c_s`.
+        unsafe {
+            let a_curr = s.splits.load(tid) as usize;
+            let a_next = s.splits.load(tid + 1) as usize;
+            let b_curr = c_curr - a_curr;
+            let b_next = c_next - a_next;
+            merge_sequential_by(
+                s.a_s.skip(a_curr),
+                a_next - a_curr,
+                s.b_s.skip(b_curr),
+                b_next - b_curr,
+                s.c_s.skip(c_curr),
+            );
+            self.a_consumed += s.splits.load(BLOCK_THREADS) as usize;
+        }
         self.c_completed += c_tile;
-        self.a_consumed += a_tile_consumed;
         self.b_consumed = self.c_completed - self.a_consumed;
+        self.c_staged = c_tile;
+    }
+
+    /// Thread `tid`'s share of storing the staged outputs of the last tile from `c_s` to
+    /// global memory, coalesced. Part of [`load_tiles`](Self::load_tiles); on its own after
+    /// the last tile.
+    ///
+    /// # Safety
+    /// `c` holds the block's outputs; a barrier follows the last [`merge_tile`](Self::merge_tile).
+    #[inline(always)]
+    pub unsafe fn store_tile<K: MergeKey, S: KeyReader<K>, X: Copy>(
+        &mut self,
+        tid: usize,
+        c: *mut K,
+        s: TileBuffers<S, X>,
+    ) {
+        // SAFETY: the staged outputs are the `c_staged` keys that end at `c_completed`.
+        unsafe {
+            let c_out = c.add(self.c_curr + self.c_completed - self.c_staged);
+            let mut i = tid;
+            while i < self.c_staged {
+                c_out.store(i, s.c_s.load(i));
+                i += BLOCK_THREADS;
+            }
+        }
+        self.c_staged = 0;
     }
 }
 
@@ -171,12 +271,12 @@ impl TiledBlock {
 pub unsafe fn merge_tiled<K: MergeKey>(a: *const K, m: usize, b: *const K, n: usize, c: *mut K) {
     let tid = thread_idx_x() as usize;
     let (c_curr, c_next) = tiled_block_range(m + n, grid_dim_x() as usize, block_idx_x() as usize);
-    // SAFETY: the launch provides the header and both buffers; between barriers every thread
-    // writes only its own keys of the buffers, and the merge only reads them (see the phases).
+    // SAFETY: the launch provides the header and the buffers; between barriers every thread
+    // writes only its own keys of the buffers, and the other threads only read them after the
+    // next barrier (see the phases).
     unsafe {
         let co_ranks = SharedArray::<u64>::at_offset(0);
-        let a_s = SharedKeys::<K>::at_offset(a_s_offset(size_of::<K>()));
-        let b_s = a_s.skip(TILE_SIZE);
+        let buffers = TileBuffers::<SharedKeys<K>, SharedKeys<u32>>::in_shared_memory();
         // One thread co-ranks the block's range in global memory; all read it after the barrier.
         if tid == 0 {
             co_ranks.write(0, co_rank_by(c_curr, a, m, b, n) as u64);
@@ -186,11 +286,13 @@ pub unsafe fn merge_tiled<K: MergeKey>(a: *const K, m: usize, b: *const K, n: us
         let mut block = TiledBlock::new(c_curr, c_next, co_ranks.read(0) as usize, co_ranks.read(1) as usize);
         // The trip count is the same for every thread of the block, so the barriers are too.
         for _ in 0..block.total_iterations() {
-            block.load_tiles(tid, a, b, a_s, b_s);
+            block.load_tiles(tid, a, b, c, buffers);
             sync_threads();
-            block.merge_tile(tid, a_s, b_s, c);
-            block.advance(a_s, b_s);
+            block.split_tile(tid, buffers);
+            sync_threads();
+            block.merge_tile(tid, buffers);
             sync_threads();
         }
+        block.store_tile(tid, c, buffers);
     }
 }

@@ -24,17 +24,33 @@ pub const TILES_PER_BLOCK: usize = 8;
 pub const MIN_TILED_BLOCKS: usize = 1024;
 
 /// Bytes at the start of the tiled kernels' shared memory that hold the block's two co-ranks
-/// (64-bit) that thread 0 computes and the block reads after a barrier.
-pub const HEADER_BYTES: usize = 16;
+/// in global memory (64-bit), which thread 0 computes and the block reads after a barrier.
+pub const CO_RANK_BYTES: usize = 16;
+
+/// Where the per-thread splits of a tile start, in 32-bit words: `BLOCK_THREADS + 1` co-ranks
+/// inside the tile (thread `t`'s chunk starts at A key `splits[t]` of the tile, and the tile
+/// consumes `splits[BLOCK_THREADS]` keys of A). Each thread searches once; its neighbour's
+/// result is its end.
+pub const SPLITS_OFFSET: usize = CO_RANK_BYTES / 4;
+
+/// Bytes before the key buffers: the co-ranks and the splits, rounded up to 16 bytes.
+pub const HEADER_BYTES: usize = (CO_RANK_BYTES + 4 * (BLOCK_THREADS + 1)).next_multiple_of(16);
 
 /// Shared memory of the tiled and circular kernels for keys of `key_bytes` bytes: the
-/// header, then `a_s` and `b_s` of [`TILE_SIZE`] keys each.
+/// header, then `a_s`, `b_s` and `c_s` of [`TILE_SIZE`] keys each (`c_s` stages a tile's
+/// outputs so that they are stored to global memory coalesced).
 pub const fn tiled_shared_bytes(key_bytes: usize) -> usize {
-    HEADER_BYTES + 2 * TILE_SIZE * key_bytes
+    HEADER_BYTES + 3 * TILE_SIZE * key_bytes
 }
 
+// The splits end inside the header, after the co-ranks.
+const _: () = assert!(
+    SPLITS_OFFSET * 4 >= CO_RANK_BYTES && SPLITS_OFFSET * 4 + 4 * (BLOCK_THREADS + 1) <= HEADER_BYTES
+);
+
 /// Where `a_s` starts, in keys of `key_bytes` bytes from the start of shared memory (right
-/// after the header; `b_s` follows `a_s`). Keys are 4 or 8 bytes, so it is aligned.
+/// after the header; `b_s` and `c_s` follow, [`TILE_SIZE`] keys apart). Keys are 4 or 8 bytes,
+/// so it is aligned.
 pub const fn a_s_offset(key_bytes: usize) -> usize {
     HEADER_BYTES / key_bytes
 }
@@ -97,10 +113,12 @@ mod tests {
     }
 
     #[test]
-    fn shared_memory_fits_the_default_48_kib_for_every_key_type() {
+    fn shared_memory_fits_one_block_and_keys_are_aligned() {
         for key_bytes in [4, 8] {
-            assert!(tiled_shared_bytes(key_bytes) <= 48 * 1024);
+            // Past 48 KiB the host opts in to more dynamic shared memory (Volta and later).
+            assert!(tiled_shared_bytes(key_bytes) <= 96 * 1024);
             assert_eq!(a_s_offset(key_bytes) * key_bytes, HEADER_BYTES);
+            assert_eq!(HEADER_BYTES % 16, 0);
         }
     }
 

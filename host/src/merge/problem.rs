@@ -1,11 +1,15 @@
 //! A merge on the GPU: A and B uploaded once, an output buffer, and timed launches of any
 //! variant (for benchmarks and the CLI).
 
+use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaSlice, PushKernelArg};
 
 use super::{HostKey, MergePlan, MergeVariant, check_sorted};
 use crate::error::CudaContext as _;
 use crate::{Error, Gpu, Result};
+
+/// Dynamic shared memory a kernel gets without opting in.
+const DEFAULT_SHARED_BYTES: usize = 48 * 1024;
 
 /// Device buffers for one merge: the inputs A (`m` keys) and B (`n` keys), checked sorted and
 /// NaN-free, and the output C (`m + n` keys).
@@ -76,6 +80,21 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
     pub fn run(&mut self, variant: MergeVariant) -> Result<f64> {
         let plan = self.plan(variant)?;
         let function = self.gpu.function(&variant.entry_point(K::NAME))?;
+        if plan.shared_mem_bytes > DEFAULT_SHARED_BYTES {
+            // Past 48 KiB, a kernel must opt in to more dynamic shared memory.
+            function
+                .set_attribute(
+                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    plan.shared_mem_bytes as i32,
+                )
+                .context(|| {
+                    format!(
+                        "allowing the {variant} {} merge {} of shared memory",
+                        K::NAME,
+                        plan.shared_mem_bytes
+                    )
+                })?;
+        }
         self.has_output = false;
         self.gpu.poison(&mut self.c)?;
         let (m, n) = (self.m as u64, self.n as u64);
