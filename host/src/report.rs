@@ -74,6 +74,14 @@ pub fn report_error(program: &str, error: &Error) -> std::process::ExitCode {
     std::process::ExitCode::from(2)
 }
 
+/// Parses `all` (every one of `all`) or a comma-separated list of names, for `--variant`.
+pub fn parse_list<V: Copy + std::str::FromStr<Err = Error>>(text: &str, all: &[V]) -> Result<Vec<V>, String> {
+    if text == "all" {
+        return Ok(all.to_vec());
+    }
+    text.split(',').map(|v| v.trim().parse().map_err(|e: Error| e.to_string())).collect()
+}
+
 /// `1,234,567`.
 pub fn thousands(n: usize) -> String {
     let digits = n.to_string();

@@ -1,5 +1,15 @@
 //! Small statistics for timings.
 
+use crate::Result;
+
+/// Runs `run` once to warm up, then `repeat` more times, and returns the median of the
+/// timed runs (`repeat` ≥ 1).
+pub fn median_after_warm_up(repeat: usize, mut run: impl FnMut() -> Result<f64>) -> Result<f64> {
+    run()?;
+    let samples = (0..repeat.max(1)).map(|_| run()).collect::<Result<Vec<_>>>()?;
+    Ok(median(&samples).expect("at least one run"))
+}
+
 /// The median of `samples` (the mean of the middle two for an even count); `None` if empty.
 pub fn median(samples: &[f64]) -> Option<f64> {
     let mut sorted = samples.to_vec();

@@ -6,8 +6,8 @@ use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
 use host::merge::{Distribution, HostKey, MergeProblem, MergeVariant, first_difference, merge_reference};
-use host::report::{Table, gpu_line, report_error, thousands};
-use host::{Error, Gpu, Result, random, stats::median};
+use host::report::{Table, gpu_line, parse_list, report_error, thousands};
+use host::{Error, Gpu, Result, random, stats::median_after_warm_up};
 use serde_json::json;
 
 #[derive(Parser, Debug)]
@@ -69,13 +69,7 @@ enum DtypeArg {
 struct Variants(Vec<MergeVariant>);
 
 fn parse_variants(text: &str) -> std::result::Result<Variants, String> {
-    if text == "all" {
-        return Ok(Variants(MergeVariant::ALL.to_vec()));
-    }
-    text.split(',')
-        .map(|v| v.trim().parse().map_err(|e: Error| e.to_string()))
-        .collect::<Result<_, _>>()
-        .map(Variants)
+    parse_list(text, &MergeVariant::ALL).map(Variants)
 }
 
 /// `123`, `2^27`, `2^24+7`, `2^20-1`.
@@ -121,16 +115,12 @@ impl Row {
 fn run_dtype<K: HostKey>(gpu: &Gpu, args: &Args, seed: u64) -> Result<Vec<Row>> {
     let (a, b) = args.dist.generate::<K>(args.m, args.n, seed)?;
     let mut problem = MergeProblem::new(gpu, &a, &b)?;
-    let timed = |run: &mut dyn FnMut() -> Result<f64>| -> Result<f64> {
-        run()?; // warm-up
-        let samples = (0..args.repeat).map(|_| run()).collect::<Result<Vec<_>>>()?;
-        Ok(median(&samples).expect("at least one run"))
-    };
-    let copy_ms = timed(&mut || problem.copy_ms())?;
+    let repeat = args.repeat as usize;
+    let copy_ms = median_after_warm_up(repeat, || problem.copy_ms())?;
     let reference = (!args.no_verify).then(|| merge_reference(&a, &b));
     let mut rows = Vec::new();
     for &variant in &args.variant.0 {
-        let ms = timed(&mut || problem.run(variant))?;
+        let ms = median_after_warm_up(repeat, || problem.run(variant))?;
         let check = match &reference {
             Some(reference) => Some(first_difference(&problem.output()?, reference)),
             None => None,

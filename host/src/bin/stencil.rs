@@ -6,10 +6,10 @@ use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
 use gpu_kernels::stencil::{Coeffs, Grid3};
-use host::report::{Table, gpu_line, report_error, thousands};
+use host::report::{Table, gpu_line, parse_list, report_error, thousands};
 use host::stencil::{StencilProblem, StencilVariant, parse_grid, reference_steps};
 use host::verify::{Comparison, compare};
-use host::{Element, Error, Gpu, Result, random, stats::median};
+use host::{Element, Gpu, Result, random, stats::median_after_warm_up};
 use serde_json::json;
 
 #[derive(Parser, Debug)]
@@ -70,13 +70,7 @@ struct Variants(Vec<StencilVariant>);
 struct Coefficients([f64; 7]);
 
 fn parse_variants(text: &str) -> std::result::Result<Variants, String> {
-    if text == "all" {
-        return Ok(Variants(StencilVariant::ALL.to_vec()));
-    }
-    text.split(',')
-        .map(|v| v.trim().parse().map_err(|e: Error| e.to_string()))
-        .collect::<Result<_, _>>()
-        .map(Variants)
+    parse_list(text, &StencilVariant::ALL).map(Variants)
 }
 
 fn parse_coeffs(text: &str) -> std::result::Result<Coefficients, String> {
@@ -132,16 +126,12 @@ fn run_dtype<T: Element>(gpu: &Gpu, args: &Args, seed: u64) -> Result<Vec<Row>> 
     let coeffs = Coeffs(args.coeffs.0.map(T::from_f64));
     let steps = args.steps as usize;
     let mut problem = StencilProblem::new(gpu, input.view(), coeffs)?;
-    let timed = |run: &mut dyn FnMut() -> Result<f64>| -> Result<f64> {
-        run()?; // warm-up
-        let samples = (0..args.repeat).map(|_| run()).collect::<Result<Vec<_>>>()?;
-        Ok(median(&samples).expect("at least one run"))
-    };
-    let copy_ms = timed(&mut || problem.copy_ms(1))?;
+    let repeat = args.repeat as usize;
+    let copy_ms = median_after_warm_up(repeat, || problem.copy_ms(1))?;
     let reference = (!args.no_verify).then(|| reference_steps(input.view(), coeffs, steps));
     let mut rows = Vec::new();
     for &variant in &args.variant.0 {
-        let ms = timed(&mut || problem.run(variant, steps))?;
+        let ms = median_after_warm_up(repeat, || problem.run(variant, steps))?;
         let check = match &reference {
             Some(reference) => {
                 let out = problem.output()?;
