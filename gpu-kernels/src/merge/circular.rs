@@ -15,14 +15,14 @@ use super::circular_buffer::{Circular, co_rank_circular, merge_sequential_circul
 use super::keys::{KeyReader, KeyRun, KeyWriter, MergeKey, SharedKeys};
 use super::sequential::co_rank_by;
 use super::tiled::TileBuffers;
-use super::tiles::{BLOCK_THREADS, TILE_SIZE, thread_range, tiled_block_range};
+use super::tiles::{BLOCK_THREADS, ELEMENTS_PER_THREAD, thread_range, tile_size, tiled_block_range};
 use crate::device::SharedArray;
 use crate::device::thread::*;
 
 /// What a block has merged of its range and what its buffers hold; every thread holds the
-/// same copy.
+/// same copy. `C` is the coarsening factor: outputs per thread per tile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct CircularBlock {
+pub struct CircularBlock<const C: usize = ELEMENTS_PER_THREAD> {
     /// Where the block's runs start in A, B and C (the book's `A_curr`, `B_curr`, `C_curr`).
     a_curr: usize,
     b_curr: usize,
@@ -45,7 +45,11 @@ pub struct CircularBlock {
     c_staged: usize,
 }
 
-impl CircularBlock {
+impl<const C: usize> CircularBlock<C> {
+    /// Output keys per tile, and the capacity of the circular buffers `a_s` and `b_s` (and of
+    /// `c_s`).
+    pub const TILE_SIZE: usize = tile_size(C);
+
     /// The block that writes outputs `[c_curr, c_next)`, which take A's keys
     /// `[a_curr, a_next)` (the co-ranks of `c_curr` and `c_next`) and B's the rest; both
     /// buffers start empty.
@@ -74,13 +78,13 @@ impl CircularBlock {
     /// Tiles in the block's range (the book's `total_iteration`); the same for every thread.
     #[inline(always)]
     pub fn total_iterations(&self) -> usize {
-        self.c_length.div_ceil(TILE_SIZE)
+        self.c_length.div_ceil(Self::TILE_SIZE)
     }
 
     /// Outputs of this tile: `TILE_SIZE`, or fewer for the last tile.
     #[inline(always)]
     fn c_tile(&self) -> usize {
-        TILE_SIZE.min(self.c_length - self.c_completed)
+        Self::TILE_SIZE.min(self.c_length - self.c_completed)
     }
 
     /// Phase 1: thread `tid`'s share of storing the last tile's outputs from `c_s`, and of
@@ -107,16 +111,16 @@ impl CircularBlock {
     {
         let a_loaded = self.a_consumed + self.a_s_len;
         let b_loaded = self.b_consumed + self.b_s_len;
-        let a_new = (TILE_SIZE - self.a_s_len).min(self.a_length - a_loaded);
-        let b_new = (TILE_SIZE - self.b_s_len).min(self.b_length - b_loaded);
+        let a_new = (Self::TILE_SIZE - self.a_s_len).min(self.a_length - a_loaded);
+        let b_new = (Self::TILE_SIZE - self.b_s_len).min(self.b_length - b_loaded);
         // SAFETY: the new keys follow the loaded ones inside the block's runs, and go to the
         // free part of each buffer (`a_s_len + a_new <= TILE_SIZE`), which `Circular` wraps.
         unsafe {
             self.store_tile(tid, c, s);
             let a_src = a.skip(self.a_curr + a_loaded);
             let b_src = b.skip(self.b_curr + b_loaded);
-            let a_dst = Circular::new(s.a_s, self.a_s_start, TILE_SIZE).skip(self.a_s_len);
-            let b_dst = Circular::new(s.b_s, self.b_s_start, TILE_SIZE).skip(self.b_s_len);
+            let a_dst = Circular::new(s.a_s, self.a_s_start, Self::TILE_SIZE).skip(self.a_s_len);
+            let b_dst = Circular::new(s.b_s, self.b_s_start, Self::TILE_SIZE).skip(self.b_s_len);
             let mut i = tid;
             while i < a_new {
                 a_dst.store(i, a_src.load(i));
@@ -148,15 +152,16 @@ impl CircularBlock {
         let (m, n) = (self.a_s_len, self.b_s_len);
         let (a_s_start, b_s_start) = (self.a_s_start, self.b_s_start);
         let c_tile = self.c_tile();
-        let (c_curr, _) = thread_range(tid, c_tile);
+        let (c_curr, _) = thread_range(tid, c_tile, C);
         // SAFETY: c_curr <= c_tile <= a_s_len + b_s_len (each buffer holds
         // min(TILE_SIZE, keys left), and c_tile <= min(TILE_SIZE, keys left in both)), so the
         // searches stay in the buffered keys.
         unsafe {
-            let a_curr = co_rank_circular(c_curr, s.a_s, m, s.b_s, n, a_s_start, b_s_start, TILE_SIZE);
+            let a_curr = co_rank_circular(c_curr, s.a_s, m, s.b_s, n, a_s_start, b_s_start, Self::TILE_SIZE);
             s.splits.store(tid, a_curr as u32);
             if tid == BLOCK_THREADS - 1 {
-                let a_tile = co_rank_circular(c_tile, s.a_s, m, s.b_s, n, a_s_start, b_s_start, TILE_SIZE);
+                let a_tile =
+                    co_rank_circular(c_tile, s.a_s, m, s.b_s, n, a_s_start, b_s_start, Self::TILE_SIZE);
                 s.splits.store(BLOCK_THREADS, a_tile as u32);
             }
         }
@@ -178,7 +183,7 @@ impl CircularBlock {
         X: KeyReader<u32>,
     {
         let c_tile = self.c_tile();
-        let (c_curr, c_next) = thread_range(tid, c_tile);
+        let (c_curr, c_next) = thread_range(tid, c_tile, C);
         // SAFETY: the splits are co-ranks of c_curr <= c_next <= c_tile in the buffered keys,
         // so the merged slices lie in them; threads write disjoint parts of `c_s`.
         let a_s_consumed = unsafe {
@@ -186,7 +191,8 @@ impl CircularBlock {
             let a_next = s.splits.load(tid + 1) as usize;
             let b_curr = c_curr - a_curr;
             let b_next = c_next - a_next;
-            let (a_s_curr, b_s_curr) = (wrap(self.a_s_start + a_curr), wrap(self.b_s_start + b_curr));
+            let (a_s_curr, b_s_curr) =
+                (Self::wrap(self.a_s_start + a_curr), Self::wrap(self.b_s_start + b_curr));
             let c_out = s.c_s.skip(c_curr);
             merge_sequential_circular(
                 s.a_s,
@@ -196,13 +202,13 @@ impl CircularBlock {
                 c_out,
                 a_s_curr,
                 b_s_curr,
-                TILE_SIZE,
+                Self::TILE_SIZE,
             );
             s.splits.load(BLOCK_THREADS) as usize
         };
         let b_s_consumed = c_tile - a_s_consumed;
-        self.a_s_start = wrap(self.a_s_start + a_s_consumed);
-        self.b_s_start = wrap(self.b_s_start + b_s_consumed);
+        self.a_s_start = Self::wrap(self.a_s_start + a_s_consumed);
+        self.b_s_start = Self::wrap(self.b_s_start + b_s_consumed);
         self.a_s_len -= a_s_consumed;
         self.b_s_len -= b_s_consumed;
         self.a_consumed += a_s_consumed;
@@ -235,28 +241,36 @@ impl CircularBlock {
         }
         self.c_staged = 0;
     }
+
+    /// `position mod TILE_SIZE` for `position < 2 · TILE_SIZE`.
+    #[inline(always)]
+    fn wrap(position: usize) -> usize {
+        if position >= Self::TILE_SIZE { position - Self::TILE_SIZE } else { position }
+    }
 }
 
-/// `position mod TILE_SIZE` for `position < 2 · TILE_SIZE`.
-#[inline(always)]
-fn wrap(position: usize) -> usize {
-    if position >= TILE_SIZE { position - TILE_SIZE } else { position }
-}
-
-/// Merges `a` (`m` keys) and `b` (`n` keys) into `c`, stable (A first on ties).
+/// Merges `a` (`m` keys) and `b` (`n` keys) into `c`, stable (A first on ties), `C` outputs
+/// per thread per tile.
 ///
 /// # Safety
-/// As [`merge_tiled`](super::merge_tiled): the same launch shape and shared memory.
+/// As [`merge_tiled`](super::merge_tiled) with the same `C`: the same launch shape and shared
+/// memory.
 #[inline(always)]
-pub unsafe fn merge_circular<K: MergeKey>(a: *const K, m: usize, b: *const K, n: usize, c: *mut K) {
+pub unsafe fn merge_circular<K: MergeKey, const C: usize>(
+    a: *const K,
+    m: usize,
+    b: *const K,
+    n: usize,
+    c: *mut K,
+) {
     let tid = thread_idx_x() as usize;
-    let (c_curr, c_next) = tiled_block_range(m + n, grid_dim_x() as usize, block_idx_x() as usize);
+    let (c_curr, c_next) = tiled_block_range(m + n, grid_dim_x() as usize, block_idx_x() as usize, C);
     // SAFETY: the launch provides the header and the buffers; between barriers every thread
     // writes only its own keys of the buffers (in their free parts), and the other threads
     // only read them after the next barrier (see the phases).
     unsafe {
         let co_ranks = SharedArray::<u64>::at_offset(0);
-        let buffers = TileBuffers::<SharedKeys<K>, SharedKeys<u32>>::in_shared_memory();
+        let buffers = TileBuffers::<SharedKeys<K>, SharedKeys<u32>>::in_shared_memory(tile_size(C));
         // One thread co-ranks the block's range in global memory; all read it after the barrier.
         if tid == 0 {
             co_ranks.write(0, co_rank_by(c_curr, a, m, b, n) as u64);
@@ -264,7 +278,7 @@ pub unsafe fn merge_circular<K: MergeKey>(a: *const K, m: usize, b: *const K, n:
         }
         sync_threads();
         let mut block =
-            CircularBlock::new(c_curr, c_next, co_ranks.read(0) as usize, co_ranks.read(1) as usize);
+            CircularBlock::<C>::new(c_curr, c_next, co_ranks.read(0) as usize, co_ranks.read(1) as usize);
         // The trip count is the same for every thread of the block, so the barriers are too.
         for _ in 0..block.total_iterations() {
             block.load_tiles(tid, a, b, c, buffers);

@@ -12,8 +12,9 @@
 //! * [`merge_circular`] (12.7): the tiled kernel with circular buffers that keep the unconsumed
 //!   part of each tile and load only what was consumed.
 //!
-//! All three are thread-coarsened (12.8): [`tiles::ELEMENTS_PER_THREAD`] outputs per thread
-//! between its two co-ranks.
+//! All three are thread-coarsened (12.8): `C` outputs per thread between its two co-ranks,
+//! a const generic of every kernel. The main entry points use [`tiles::ELEMENTS_PER_THREAD`];
+//! the benchmarks' sweep ([`tiles::COARSENING_SWEEP`]) has entry points of its own.
 
 mod basic;
 mod circular;

@@ -1,11 +1,15 @@
 //! Host tests of the code the GPU runs: co-rank and sequential merge against a stable sort,
 //! the circular helpers against the linear ones at every wrap position, and the three kernels'
 //! per-thread phases run for every thread of every block in turn (a block simulated between
-//! its barriers, each thread with its own copy of the block state, as on the GPU).
+//! its barriers, each thread with its own copy of the block state, as on the GPU), at the
+//! main entry points' coarsening factor and across the benchmarks' sweep.
 
 use proptest::prelude::*;
 
-use super::tiles::{BLOCK_THREADS, ELEMENTS_PER_THREAD, TILE_SIZE, tiled_block_range, tiled_blocks};
+use super::tiles::{
+    BLOCK_THREADS, COARSENING_SWEEP, ELEMENTS_PER_THREAD, TILE_SIZE, tile_size, tiled_block_range,
+    tiled_blocks,
+};
 use super::*;
 
 /// A key that remembers where it came from: ordered and compared by `key` only, so a merge
@@ -158,14 +162,15 @@ fn co_rank_refuses_ranks_past_the_end() {
 
 // ---- The kernels, simulated block by block, thread by thread ------------------------------
 
-/// The basic kernel: every thread of enough blocks, plus a block of idle threads past the end.
-fn simulate_basic(a: &[Tagged], b: &[Tagged]) -> Vec<Tagged> {
+/// The basic kernel with `C` outputs per thread: every thread of enough blocks, plus a block
+/// of idle threads past the end.
+fn simulate_basic<const C: usize>(a: &[Tagged], b: &[Tagged]) -> Vec<Tagged> {
     let total = a.len() + b.len();
     let mut c = vec![POISON; total];
-    let threads = total.div_ceil(ELEMENTS_PER_THREAD).div_ceil(BLOCK_THREADS) * BLOCK_THREADS + BLOCK_THREADS;
+    let threads = total.div_ceil(C).div_ceil(BLOCK_THREADS) * BLOCK_THREADS + BLOCK_THREADS;
     for tid in 0..threads {
         // SAFETY: the inputs hold `m` and `n` keys, `c` holds `m + n`; one thread at a time.
-        unsafe { merge_basic_thread(tid, a.as_ptr(), a.len(), b.as_ptr(), b.len(), c.as_mut_ptr()) };
+        unsafe { merge_basic_thread::<_, C>(tid, a.as_ptr(), a.len(), b.as_ptr(), b.len(), c.as_mut_ptr()) };
     }
     c
 }
@@ -179,8 +184,8 @@ struct HostShared {
 }
 
 impl HostShared {
-    fn new() -> Self {
-        let tile = || vec![POISON; TILE_SIZE];
+    fn new(tile_size: usize) -> Self {
+        let tile = || vec![POISON; tile_size];
         Self { a_s: tile(), b_s: tile(), c_s: tile(), splits: vec![u32::MAX; BLOCK_THREADS + 1] }
     }
 
@@ -198,6 +203,8 @@ type HostBuffers = TileBuffers<*mut Tagged, *mut u32>;
 
 /// The phases a tiled block runs, so one simulator drives both tiled kernels.
 trait Block: Copy + PartialEq + std::fmt::Debug {
+    /// The coarsening factor: outputs per thread per tile.
+    const ELEMENTS_PER_THREAD: usize;
     fn new(c_curr: usize, c_next: usize, a_curr: usize, a_next: usize) -> Self;
     fn total_iterations(&self) -> usize;
     /// Whether stale buffer entries may be poisoned before each load (the tiled kernel keeps
@@ -211,7 +218,8 @@ trait Block: Copy + PartialEq + std::fmt::Debug {
 
 macro_rules! host_block {
     ($block:ident, $forgets:expr) => {
-        impl Block for $block {
+        impl<const C: usize> Block for $block<C> {
+            const ELEMENTS_PER_THREAD: usize = C;
             const FORGETS_TILES: bool = $forgets;
             fn new(c_curr: usize, c_next: usize, a_curr: usize, a_next: usize) -> Self {
                 $block::new(c_curr, c_next, a_curr, a_next)
@@ -257,11 +265,11 @@ fn simulate_tiled<B: Block>(a: &[Tagged], b: &[Tagged], blocks: usize) -> (Vec<T
         assert!(threads.iter().all(|s| *s == threads[0]), "block {block}: states differ after {phase}");
     };
     for block in 0..blocks {
-        let (c_curr, c_next) = tiled_block_range(total, blocks, block);
+        let (c_curr, c_next) = tiled_block_range(total, blocks, block, B::ELEMENTS_PER_THREAD);
         // Thread 0's global co-ranks, read by every thread after the barrier.
         let (a_curr, a_next) = (co_rank(c_curr, a, b), co_rank(c_next, a, b));
         let mut threads = [B::new(c_curr, c_next, a_curr, a_next); BLOCK_THREADS];
-        let mut shared = HostShared::new();
+        let mut shared = HostShared::new(tile_size(B::ELEMENTS_PER_THREAD));
         let s = shared.buffers();
         for _ in 0..threads[0].total_iterations() {
             if B::FORGETS_TILES {
@@ -300,21 +308,28 @@ fn simulate_tiled<B: Block>(a: &[Tagged], b: &[Tagged], blocks: usize) -> (Vec<T
     (c, a_loads, b_loads)
 }
 
+/// The three kernels with the main entry points' coarsening factor.
 fn check_all_kernels(a: &[Tagged], b: &[Tagged]) {
+    check_kernels::<ELEMENTS_PER_THREAD>(a, b);
+}
+
+/// The three kernels with `C` outputs per thread (per tile in the tiled ones), on the grid the
+/// host launches and on grids of 1, 2 and 3 blocks.
+fn check_kernels<const C: usize>(a: &[Tagged], b: &[Tagged]) {
     let (m, n) = (a.len(), b.len());
     let expected = identity(&reference(a, b));
-    assert_eq!(identity(&simulate_basic(a, b)), expected, "basic, m {m}, n {n}");
+    assert_eq!(identity(&simulate_basic::<C>(a, b)), expected, "basic C = {C}, m {m}, n {n}");
     let total = m + n;
-    let mut grids = vec![tiled_blocks(total), 1, 2, 3];
+    let mut grids = vec![tiled_blocks(total, C), 1, 2, 3];
     grids.dedup();
     for blocks in grids.into_iter().filter(|&g| g > 0) {
-        let (c, ..) = simulate_tiled::<TiledBlock>(a, b, blocks);
-        assert_eq!(identity(&c), expected, "tiled, m {m}, n {n}, {blocks} blocks");
-        let (c, a_loads, b_loads) = simulate_tiled::<CircularBlock>(a, b, blocks);
-        assert_eq!(identity(&c), expected, "circular, m {m}, n {n}, {blocks} blocks");
+        let (c, ..) = simulate_tiled::<TiledBlock<C>>(a, b, blocks);
+        assert_eq!(identity(&c), expected, "tiled C = {C}, m {m}, n {n}, {blocks} blocks");
+        let (c, a_loads, b_loads) = simulate_tiled::<CircularBlock<C>>(a, b, blocks);
+        assert_eq!(identity(&c), expected, "circular C = {C}, m {m}, n {n}, {blocks} blocks");
         // The point of the circular buffers: every key is loaded once (one block reads its
         // own runs only, which together are all of A and B).
-        assert_eq!((a_loads, b_loads), (m, n), "circular loads, m {m}, n {n}, {blocks} blocks");
+        assert_eq!((a_loads, b_loads), (m, n), "circular loads C = {C}, m {m}, n {n}, {blocks} blocks");
     }
 }
 
@@ -363,5 +378,57 @@ proptest! {
     #[test]
     fn kernels_merge_random_inputs((a, b) in inputs(6 * TILE_SIZE)) {
         check_all_kernels(&a, &b);
+    }
+}
+
+// ---- The coarsening sweep ------------------------------------------------------------------
+
+/// Inputs around the tile size of factor `c`: edge sizes, duplicates, all-equal keys and
+/// disjoint runs.
+fn sweep_inputs(c: usize) -> Vec<(Vec<Tagged>, Vec<Tagged>)> {
+    let t = tile_size(c);
+    let mut inputs = Vec::new();
+    for (m, n) in [(0, 0), (0, 1), (1, 1), (t - 1, 1), (t, t), (t + 1, t - 1), (3 * t + 5, 7), (0, 2 * t + 3)]
+    {
+        let a_keys: Vec<i64> = (0..m as i64).map(|i| i % 5).collect();
+        let b_keys: Vec<i64> = (0..n as i64).map(|j| j % 7).collect();
+        inputs.push(tagged(&a_keys, &b_keys));
+    }
+    inputs.push(tagged(&[9; 1000], &vec![9; 2 * t + 1]));
+    let low: Vec<i64> = (0..2 * t as i64 + 3).collect();
+    let high: Vec<i64> = (1_000_000..1_000_000 + t as i64 + 11).collect();
+    inputs.push(tagged(&high, &low));
+    inputs
+}
+
+#[test]
+fn kernels_merge_at_every_factor_of_the_coarsening_sweep() {
+    // The kernels are generic over the factor; these are the ones the sweep instantiates.
+    assert_eq!(COARSENING_SWEEP, [1, 2, 4, 8, 16]);
+    for (a, b) in sweep_inputs(1) {
+        check_kernels::<1>(&a, &b);
+    }
+    for (a, b) in sweep_inputs(2) {
+        check_kernels::<2>(&a, &b);
+    }
+    for (a, b) in sweep_inputs(4) {
+        check_kernels::<4>(&a, &b);
+    }
+    for (a, b) in sweep_inputs(16) {
+        check_kernels::<16>(&a, &b);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(12))]
+
+    #[test]
+    fn kernels_merge_random_inputs_with_one_output_per_thread((a, b) in inputs(6 * tile_size(1))) {
+        check_kernels::<1>(&a, &b);
+    }
+
+    #[test]
+    fn kernels_merge_random_inputs_with_sixteen_outputs_per_thread((a, b) in inputs(3 * tile_size(16))) {
+        check_kernels::<16>(&a, &b);
     }
 }

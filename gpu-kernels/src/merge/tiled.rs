@@ -1,8 +1,9 @@
 //! PMPP 12.6 (Figs. 12.11–12.13), the tiled merge kernel. One thread per block co-ranks the
 //! block's output range in global memory and shares the result through shared memory. The
-//! block then walks its range one tile at a time: it loads the next [`TILE_SIZE`] keys of A
-//! and of B into shared memory with coalesced loads, every thread co-ranks and merges its
-//! coarsened chunk of the tile there, and the block counts how much of each tile it consumed.
+//! block then walks its range one tile at a time: it loads the next tile of A and of B
+//! (`BLOCK_THREADS * C` keys each, [`TILE_SIZE`] in the main entry points) into shared memory
+//! with coalesced loads, every thread co-ranks and merges its coarsened chunk of `C` outputs of
+//! the tile there, and the block counts how much of each tile it consumed.
 //! Only about half of what is loaded is consumed per tile; the rest is loaded again next time
 //! (the circular kernel fixes that).
 //!
@@ -20,10 +21,14 @@
 //! The block's work is written as phases between barriers ([`TiledBlock`]'s methods); the
 //! kernel runs them on each thread with `sync_threads` between, and the host tests run them
 //! for every thread of a block in turn.
+//!
+//! [`TILE_SIZE`]: super::tiles::TILE_SIZE
 
 use super::keys::{KeyReader, KeyRun, KeyWriter, MergeKey, SharedKeys};
 use super::sequential::{co_rank_by, merge_sequential_by};
-use super::tiles::{BLOCK_THREADS, SPLITS_OFFSET, TILE_SIZE, a_s_offset, thread_range, tiled_block_range};
+use super::tiles::{
+    BLOCK_THREADS, ELEMENTS_PER_THREAD, SPLITS_OFFSET, a_s_offset, thread_range, tile_size, tiled_block_range,
+};
 use crate::device::SharedArray;
 use crate::device::thread::*;
 
@@ -44,29 +49,31 @@ pub struct TileBuffers<S, X> {
 
 impl<K: Copy> TileBuffers<SharedKeys<K>, SharedKeys<u32>> {
     /// The buffers in the launch-sized shared memory, as laid out in
-    /// [`tiles`](super::tiles): header (co-ranks, splits), then `a_s`, `b_s`, `c_s`.
+    /// [`tiles`](super::tiles): header (co-ranks, splits), then `a_s`, `b_s`, `c_s` of
+    /// `capacity` keys each (the tile size).
     ///
     /// # Safety
     /// The launch provides [`tiled_shared_bytes`](super::tiles::tiled_shared_bytes) of
-    /// shared memory.
+    /// shared memory for this tile size.
     #[inline(always)]
-    pub unsafe fn in_shared_memory() -> Self {
+    pub unsafe fn in_shared_memory(capacity: usize) -> Self {
         // SAFETY: inside the launch's shared memory, per the caller.
         unsafe {
             let a_s = SharedKeys::<K>::at_offset(a_s_offset(size_of::<K>()));
             Self {
                 a_s,
-                b_s: a_s.skip(TILE_SIZE),
-                c_s: a_s.skip(2 * TILE_SIZE),
+                b_s: a_s.skip(capacity),
+                c_s: a_s.skip(2 * capacity),
                 splits: SharedKeys::at_offset(SPLITS_OFFSET),
             }
         }
     }
 }
 
-/// What a block has merged of its range; every thread holds the same copy.
+/// What a block has merged of its range; every thread holds the same copy. `C` is the
+/// coarsening factor: outputs per thread per tile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct TiledBlock {
+pub struct TiledBlock<const C: usize = ELEMENTS_PER_THREAD> {
     /// Where the block's runs start in A, B and C (the book's `A_curr`, `B_curr`, `C_curr`).
     a_curr: usize,
     b_curr: usize,
@@ -83,7 +90,10 @@ pub struct TiledBlock {
     c_staged: usize,
 }
 
-impl TiledBlock {
+impl<const C: usize> TiledBlock<C> {
+    /// Output keys per tile, and the capacity of `a_s`, `b_s` and `c_s`.
+    pub const TILE_SIZE: usize = tile_size(C);
+
     /// The block that writes outputs `[c_curr, c_next)`, which take A's keys
     /// `[a_curr, a_next)` (the co-ranks of `c_curr` and `c_next`) and B's the rest.
     #[inline(always)]
@@ -107,25 +117,25 @@ impl TiledBlock {
     /// Tiles in the block's range (the book's `total_iteration`); the same for every thread.
     #[inline(always)]
     pub fn total_iterations(&self) -> usize {
-        self.c_length.div_ceil(TILE_SIZE)
+        self.c_length.div_ceil(Self::TILE_SIZE)
     }
 
     /// Keys of A in this tile's buffer: the next `TILE_SIZE`, or fewer at the end of the run.
     #[inline(always)]
     fn a_tile(&self) -> usize {
-        TILE_SIZE.min(self.a_length - self.a_consumed)
+        Self::TILE_SIZE.min(self.a_length - self.a_consumed)
     }
 
     /// Keys of B in this tile's buffer.
     #[inline(always)]
     fn b_tile(&self) -> usize {
-        TILE_SIZE.min(self.b_length - self.b_consumed)
+        Self::TILE_SIZE.min(self.b_length - self.b_consumed)
     }
 
     /// Outputs of this tile: `TILE_SIZE`, or fewer for the last tile.
     #[inline(always)]
     fn c_tile(&self) -> usize {
-        TILE_SIZE.min(self.c_length - self.c_completed)
+        Self::TILE_SIZE.min(self.c_length - self.c_completed)
     }
 
     /// Phase 1: thread `tid`'s share of storing the last tile's outputs from `c_s` and of
@@ -183,7 +193,7 @@ impl TiledBlock {
     {
         let (a_tile, b_tile) = (self.a_tile(), self.b_tile());
         let c_tile = self.c_tile();
-        let (c_curr, _) = thread_range(tid, c_tile);
+        let (c_curr, _) = thread_range(tid, c_tile, C);
         // SAFETY: c_curr <= c_tile <= a_tile + b_tile (a tile's outputs never need more keys
         // than were loaded, see `merge_tile`), so the searches stay in the loaded keys.
         unsafe {
@@ -211,7 +221,7 @@ impl TiledBlock {
         X: KeyReader<u32>,
     {
         let c_tile = self.c_tile();
-        let (c_curr, c_next) = thread_range(tid, c_tile);
+        let (c_curr, c_next) = thread_range(tid, c_tile, C);
         // SAFETY: the splits are co-ranks of c_curr <= c_next <= c_tile in the loaded keys, so
         // the merged slices lie in them; threads write disjoint parts of `c_s`.
         unsafe {
@@ -259,31 +269,40 @@ impl TiledBlock {
     }
 }
 
-/// Merges `a` (`m` keys) and `b` (`n` keys) into `c`, stable (A first on ties).
+/// Merges `a` (`m` keys) and `b` (`n` keys) into `c`, stable (A first on ties), `C` outputs
+/// per thread per tile.
 ///
 /// # Safety
 /// `a` holds `m` keys and `b` holds `n`, both sorted ascending; `c` has room for `m + n` keys
 /// and overlaps neither. Blocks are [`BLOCK_THREADS`] threads along x, with
-/// [`tiled_shared_bytes`](super::tiles::tiled_shared_bytes) of shared memory; the grid has
-/// [`tiled_blocks`](super::tiles::tiled_blocks)`(m + n)` blocks (any number covers the output,
-/// but each block merges at most `TILES_PER_BLOCK` tiles with that many).
+/// [`tiled_shared_bytes`](super::tiles::tiled_shared_bytes)`(size_of::<K>(), C)` of shared
+/// memory; the grid has [`tiled_blocks`](super::tiles::tiled_blocks)`(m + n, C)` blocks (any
+/// number covers the output, but each block merges at most `TILES_PER_BLOCK` tiles with that
+/// many).
 #[inline(always)]
-pub unsafe fn merge_tiled<K: MergeKey>(a: *const K, m: usize, b: *const K, n: usize, c: *mut K) {
+pub unsafe fn merge_tiled<K: MergeKey, const C: usize>(
+    a: *const K,
+    m: usize,
+    b: *const K,
+    n: usize,
+    c: *mut K,
+) {
     let tid = thread_idx_x() as usize;
-    let (c_curr, c_next) = tiled_block_range(m + n, grid_dim_x() as usize, block_idx_x() as usize);
+    let (c_curr, c_next) = tiled_block_range(m + n, grid_dim_x() as usize, block_idx_x() as usize, C);
     // SAFETY: the launch provides the header and the buffers; between barriers every thread
     // writes only its own keys of the buffers, and the other threads only read them after the
     // next barrier (see the phases).
     unsafe {
         let co_ranks = SharedArray::<u64>::at_offset(0);
-        let buffers = TileBuffers::<SharedKeys<K>, SharedKeys<u32>>::in_shared_memory();
+        let buffers = TileBuffers::<SharedKeys<K>, SharedKeys<u32>>::in_shared_memory(tile_size(C));
         // One thread co-ranks the block's range in global memory; all read it after the barrier.
         if tid == 0 {
             co_ranks.write(0, co_rank_by(c_curr, a, m, b, n) as u64);
             co_ranks.write(1, co_rank_by(c_next, a, m, b, n) as u64);
         }
         sync_threads();
-        let mut block = TiledBlock::new(c_curr, c_next, co_ranks.read(0) as usize, co_ranks.read(1) as usize);
+        let mut block =
+            TiledBlock::<C>::new(c_curr, c_next, co_ranks.read(0) as usize, co_ranks.read(1) as usize);
         // The trip count is the same for every thread of the block, so the barriers are too.
         for _ in 0..block.total_iterations() {
             block.load_tiles(tid, a, b, c, buffers);

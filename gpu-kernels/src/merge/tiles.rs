@@ -1,18 +1,36 @@
 //! Block shape, coarsening and tile size of the merge kernels: the one place they are
 //! written. The host derives grid, block and shared-memory sizes from these.
+//!
+//! The kernels are generic over the coarsening factor (a `const C: usize`, output keys per
+//! thread per tile); the helpers below take it as an argument, `elements_per_thread`, so the
+//! host can plan any factor at run time. The entry points without a factor in their name use
+//! [`ELEMENTS_PER_THREAD`]; the benchmarks' coarsening sweep ([`COARSENING_SWEEP`]) has entry
+//! points of its own.
 
 /// Threads per block, in all three kernels.
 pub const BLOCK_THREADS: usize = 256;
 
 /// PMPP 12.8, thread coarsening: output keys each thread merges between its two co-ranks
 /// (per tile in the tiled and circular kernels, in all in the basic one). Each thread's two
-/// binary searches are amortised over this many keys.
+/// binary searches are amortised over this many keys. The factor of the main entry points.
 pub const ELEMENTS_PER_THREAD: usize = 8;
 
-/// The book's `tile_size`: output keys a block merges per iteration, and the capacity of each
-/// of its two shared-memory buffers (`a_s` for A, `b_s` for B). One tile = one coarsened
-/// chunk per thread.
-pub const TILE_SIZE: usize = BLOCK_THREADS * ELEMENTS_PER_THREAD;
+/// Coarsening factors of the benchmarks' sweep (PMPP 12.8). [`ELEMENTS_PER_THREAD`] is the
+/// main entry points; the others have entry points `merge_<variant>_c<factor>_<type>` for
+/// i32 and f64 keys, in the basic and tiled kernels, except where the tiled kernel's shared
+/// memory would pass [`MAX_SHARED_BYTES`] (16 with 8-byte keys).
+pub const COARSENING_SWEEP: [usize; 5] = [1, 2, 4, 8, 16];
+
+/// The book's `tile_size` for a coarsening factor: output keys a block merges per iteration,
+/// and the capacity of each of its shared-memory buffers. One tile = one coarsened chunk per
+/// thread.
+pub const fn tile_size(elements_per_thread: usize) -> usize {
+    BLOCK_THREADS * elements_per_thread
+}
+
+/// [`tile_size`] of the main entry points: the capacity of each of the two shared-memory
+/// buffers (`a_s` for A, `b_s` for B).
+pub const TILE_SIZE: usize = tile_size(ELEMENTS_PER_THREAD);
 
 /// Most tiles one block of the tiled and circular kernels merges: its one global co-rank
 /// (two binary searches over all of A and B) is amortised over this many tiles, and the
@@ -36,12 +54,18 @@ pub const SPLITS_OFFSET: usize = CO_RANK_BYTES / 4;
 /// Bytes before the key buffers: the co-ranks and the splits, rounded up to 16 bytes.
 pub const HEADER_BYTES: usize = (CO_RANK_BYTES + 4 * (BLOCK_THREADS + 1)).next_multiple_of(16);
 
-/// Shared memory of the tiled and circular kernels for keys of `key_bytes` bytes: the
-/// header, then `a_s`, `b_s` and `c_s` of [`TILE_SIZE`] keys each (`c_s` stages a tile's
-/// outputs so that they are stored to global memory coalesced).
-pub const fn tiled_shared_bytes(key_bytes: usize) -> usize {
-    HEADER_BYTES + 3 * TILE_SIZE * key_bytes
+/// Shared memory of the tiled and circular kernels for keys of `key_bytes` bytes and
+/// `elements_per_thread` outputs per thread per tile: the header, then `a_s`, `b_s` and `c_s`
+/// of one [`tile_size`] of keys each (`c_s` stages a tile's outputs so that they are stored to
+/// global memory coalesced).
+pub const fn tiled_shared_bytes(key_bytes: usize, elements_per_thread: usize) -> usize {
+    HEADER_BYTES + 3 * tile_size(elements_per_thread) * key_bytes
 }
+
+/// Most dynamic shared memory per block a merge entry point may need: what Volta (sm_70, the
+/// oldest architecture the PTX is built for) gives a kernel that opts in past 48 KiB. Every
+/// entry point fits, so the PTX runs everywhere it loads.
+pub const MAX_SHARED_BYTES: usize = 96 * 1024;
 
 // The splits end inside the header, after the co-ranks.
 const _: () = assert!(
@@ -49,17 +73,18 @@ const _: () = assert!(
 );
 
 /// Where `a_s` starts, in keys of `key_bytes` bytes from the start of shared memory (right
-/// after the header; `b_s` and `c_s` follow, [`TILE_SIZE`] keys apart). Keys are 4 or 8 bytes,
+/// after the header; `b_s` and `c_s` follow, one [`tile_size`] of keys apart). Keys are 4 or 8 bytes,
 /// so it is aligned.
 pub const fn a_s_offset(key_bytes: usize) -> usize {
     HEADER_BYTES / key_bytes
 }
 
-/// Blocks of the tiled and circular kernels for a merge of `total` output keys: each block
-/// merges up to [`TILES_PER_BLOCK`] tiles, but fewer while that would leave fewer than
+/// Blocks of the tiled and circular kernels for a merge of `total` output keys with
+/// `elements_per_thread` outputs per thread per tile: each block merges up to
+/// [`TILES_PER_BLOCK`] tiles, but fewer while that would leave fewer than
 /// [`MIN_TILED_BLOCKS`] blocks. Zero for an empty merge.
-pub const fn tiled_blocks(total: usize) -> usize {
-    let tiles = total.div_ceil(TILE_SIZE);
+pub const fn tiled_blocks(total: usize, elements_per_thread: usize) -> usize {
+    let tiles = total.div_ceil(tile_size(elements_per_thread));
     let tiles_per_block = tiles.div_ceil(MIN_TILED_BLOCKS);
     let tiles_per_block = if tiles_per_block < 1 {
         1
@@ -73,27 +98,33 @@ pub const fn tiled_blocks(total: usize) -> usize {
 
 /// Output keys per block of the tiled and circular kernels on a grid of `blocks` blocks: the
 /// book's `ceil((m + n) / gridDim.x)`, rounded up to whole tiles so that only a block's last
-/// tile can be partial.
+/// tile (of `elements_per_thread` outputs per thread) can be partial.
 #[inline(always)]
-pub const fn tiled_block_outputs(total: usize, blocks: usize) -> usize {
-    total.div_ceil(blocks).div_ceil(TILE_SIZE) * TILE_SIZE
+pub const fn tiled_block_outputs(total: usize, blocks: usize, elements_per_thread: usize) -> usize {
+    let tile_size = tile_size(elements_per_thread);
+    total.div_ceil(blocks).div_ceil(tile_size) * tile_size
 }
 
 /// The book's `C_curr` and `C_next` of block `block` of `blocks`: consecutive ranges of
 /// [`tiled_block_outputs`] keys, clipped to the output.
 #[inline(always)]
-pub fn tiled_block_range(total: usize, blocks: usize, block: usize) -> (usize, usize) {
-    let per_block = tiled_block_outputs(total, blocks);
+pub fn tiled_block_range(
+    total: usize,
+    blocks: usize,
+    block: usize,
+    elements_per_thread: usize,
+) -> (usize, usize) {
+    let per_block = tiled_block_outputs(total, blocks, elements_per_thread);
     let c_curr = (block * per_block).min(total);
     (c_curr, (c_curr + per_block).min(total))
 }
 
 /// The outputs `[c_curr, c_next)` thread `tid` merges of a tile of `c_tile` keys: the
-/// coarsened chunk [`ELEMENTS_PER_THREAD`] keys long, clipped to the tile.
+/// coarsened chunk `elements_per_thread` keys long, clipped to the tile.
 #[inline(always)]
-pub fn thread_range(tid: usize, c_tile: usize) -> (usize, usize) {
-    let c_curr = (tid * ELEMENTS_PER_THREAD).min(c_tile);
-    (c_curr, (c_curr + ELEMENTS_PER_THREAD).min(c_tile))
+pub fn thread_range(tid: usize, c_tile: usize, elements_per_thread: usize) -> (usize, usize) {
+    let c_curr = (tid * elements_per_thread).min(c_tile);
+    (c_curr, (c_curr + elements_per_thread).min(c_tile))
 }
 
 #[cfg(test)]
@@ -103,53 +134,65 @@ mod tests {
     #[test]
     fn a_tile_is_one_coarsened_chunk_per_thread() {
         assert_eq!(TILE_SIZE, BLOCK_THREADS * ELEMENTS_PER_THREAD);
-        assert_eq!(thread_range(0, TILE_SIZE), (0, ELEMENTS_PER_THREAD));
-        assert_eq!(thread_range(BLOCK_THREADS - 1, TILE_SIZE), (TILE_SIZE - ELEMENTS_PER_THREAD, TILE_SIZE));
-        assert_eq!(
-            thread_range(2, 2 * ELEMENTS_PER_THREAD + 3),
-            (2 * ELEMENTS_PER_THREAD, 2 * ELEMENTS_PER_THREAD + 3)
-        );
-        assert_eq!(thread_range(5, 7), (7, 7));
+        assert!(COARSENING_SWEEP.contains(&ELEMENTS_PER_THREAD));
+        for c in COARSENING_SWEEP {
+            let tile = tile_size(c);
+            assert_eq!(thread_range(0, tile, c), (0, c));
+            assert_eq!(thread_range(BLOCK_THREADS - 1, tile, c), (tile - c, tile));
+            assert_eq!(thread_range(2, 2 * c + 3, c), (2 * c, (3 * c).min(2 * c + 3)));
+        }
+        assert_eq!(thread_range(5, 7, ELEMENTS_PER_THREAD), (7, 7));
+        assert_eq!(thread_range(5, 7, 1), (5, 6));
     }
 
     #[test]
     fn shared_memory_fits_one_block_and_keys_are_aligned() {
         for key_bytes in [4, 8] {
             // Past 48 KiB the host opts in to more dynamic shared memory (Volta and later).
-            assert!(tiled_shared_bytes(key_bytes) <= 96 * 1024);
+            assert!(tiled_shared_bytes(key_bytes, ELEMENTS_PER_THREAD) <= MAX_SHARED_BYTES);
             assert_eq!(a_s_offset(key_bytes) * key_bytes, HEADER_BYTES);
             assert_eq!(HEADER_BYTES % 16, 0);
+        }
+        // The sweep fits, except the largest factor with 8-byte keys, which has no entry point.
+        for c in COARSENING_SWEEP {
+            assert!(tiled_shared_bytes(4, c) <= MAX_SHARED_BYTES, "4-byte keys, C = {c}");
+            assert_eq!(tiled_shared_bytes(8, c) <= MAX_SHARED_BYTES, c < 16, "8-byte keys, C = {c}");
         }
     }
 
     #[test]
     fn block_ranges_cover_the_output_once_in_whole_tiles() {
-        for total in
-            [0, 1, TILE_SIZE - 1, TILE_SIZE, TILE_SIZE + 1, 1_638_400, 10 * TILE_SIZE * 1024 + 5, 1 << 34]
-        {
-            let blocks = tiled_blocks(total);
-            let mut expected_start = 0;
-            for block in 0..blocks {
-                let (c_curr, c_next) = tiled_block_range(total, blocks, block);
-                assert_eq!(c_curr, expected_start, "total {total}, block {block}");
-                assert!(c_next - c_curr <= TILES_PER_BLOCK * TILE_SIZE);
-                assert!(c_curr < c_next, "total {total}: block {block} of {blocks} has nothing to do");
-                if c_next < total {
-                    assert_eq!((c_next - c_curr) % TILE_SIZE, 0);
+        for c in COARSENING_SWEEP {
+            let tile = tile_size(c);
+            for total in [0, 1, tile - 1, tile, tile + 1, 1_638_400, 10 * tile * 1024 + 5, 1 << 34] {
+                let blocks = tiled_blocks(total, c);
+                let mut expected_start = 0;
+                for block in 0..blocks {
+                    let (c_curr, c_next) = tiled_block_range(total, blocks, block, c);
+                    assert_eq!(c_curr, expected_start, "C = {c}, total {total}, block {block}");
+                    assert!(c_next - c_curr <= TILES_PER_BLOCK * tile);
+                    assert!(c_curr < c_next, "total {total}: block {block} of {blocks} has nothing to do");
+                    if c_next < total {
+                        assert_eq!((c_next - c_curr) % tile, 0);
+                    }
+                    expected_start = c_next;
                 }
-                expected_start = c_next;
+                assert_eq!(expected_start, total, "C = {c}, total {total}");
             }
-            assert_eq!(expected_start, total, "total {total}");
         }
     }
 
     #[test]
     fn small_merges_get_one_block_per_tile_and_large_ones_several_tiles_per_block() {
-        assert_eq!(tiled_blocks(0), 0);
-        assert_eq!(tiled_blocks(1), 1);
-        assert_eq!(tiled_blocks(100 * TILE_SIZE), 100);
-        assert_eq!(tiled_blocks(MIN_TILED_BLOCKS * TILE_SIZE * 2), MIN_TILED_BLOCKS);
-        assert_eq!(tiled_blocks((MIN_TILED_BLOCKS + 1) * TILE_SIZE), MIN_TILED_BLOCKS / 2 + 1);
-        assert_eq!(tiled_blocks(1 << 28), (1usize << 28).div_ceil(TILE_SIZE * TILES_PER_BLOCK));
+        let blocks = |total| tiled_blocks(total, ELEMENTS_PER_THREAD);
+        assert_eq!(blocks(0), 0);
+        assert_eq!(blocks(1), 1);
+        assert_eq!(blocks(100 * TILE_SIZE), 100);
+        assert_eq!(blocks(MIN_TILED_BLOCKS * TILE_SIZE * 2), MIN_TILED_BLOCKS);
+        assert_eq!(blocks((MIN_TILED_BLOCKS + 1) * TILE_SIZE), MIN_TILED_BLOCKS / 2 + 1);
+        assert_eq!(blocks(1 << 28), (1usize << 28).div_ceil(TILE_SIZE * TILES_PER_BLOCK));
+        // One output per thread: tiles of one key per thread, eight times as many of them.
+        assert_eq!(tiled_blocks(1 << 28, 1), (1usize << 28).div_ceil(BLOCK_THREADS * TILES_PER_BLOCK));
+        assert_eq!(tiled_blocks(100 * BLOCK_THREADS, 1), 100);
     }
 }

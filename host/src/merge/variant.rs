@@ -64,8 +64,9 @@ impl MergeVariant {
         let plan = match self {
             Self::Basic => MergePlan::new(self, m, n, ELEMENTS_PER_THREAD, BLOCK_THREADS)?,
             Self::Tiled | Self::Circular => {
-                let blocks = tiled_blocks(total);
-                let outputs_per_block = if blocks == 0 { 0 } else { tiled_block_outputs(total, blocks) };
+                let blocks = tiled_blocks(total, ELEMENTS_PER_THREAD);
+                let outputs_per_block =
+                    if blocks == 0 { 0 } else { tiled_block_outputs(total, blocks, ELEMENTS_PER_THREAD) };
                 MergePlan {
                     variant: self,
                     outputs_per_thread: outputs_per_block / BLOCK_THREADS,
@@ -74,7 +75,7 @@ impl MergeVariant {
                     blocks,
                     global_searchers: blocks,
                     shared_searchers: blocks * BLOCK_THREADS,
-                    shared_mem_bytes: tiled_shared_bytes(key_bytes),
+                    shared_mem_bytes: tiled_shared_bytes(key_bytes, ELEMENTS_PER_THREAD),
                 }
             }
         };
@@ -231,7 +232,10 @@ mod tests {
         assert_eq!(tiled.blocks, (m + n) / (TILE_SIZE * TILES_PER_BLOCK));
         assert_eq!(tiled.outputs_per_thread, ELEMENTS_PER_THREAD * TILES_PER_BLOCK);
         assert_eq!(tiled.global_searchers, tiled.blocks);
-        assert_eq!(tiled.launch_config().unwrap().shared_mem_bytes as usize, tiled_shared_bytes(8));
+        assert_eq!(
+            tiled.launch_config().unwrap().shared_mem_bytes as usize,
+            tiled_shared_bytes(8, ELEMENTS_PER_THREAD)
+        );
         assert_eq!(MergeVariant::Circular.plan(m, n, 8).unwrap().blocks, tiled.blocks);
     }
 
