@@ -1,9 +1,12 @@
 //! Every kernel entry point the host launches, with the launch-sized shared memory it gets
 //! (the PTX declares it `.extern .shared`, so `ptxas` cannot report it).
 
+use crate::merge::MergeVariant;
 use crate::stencil::StencilVariant;
 
-/// `(entry point, dynamic shared-memory bytes per block)` for every launched kernel.
+/// `(entry point, dynamic shared-memory bytes per block)` for every launched kernel: the
+/// stencils at every tile edge of their sweep, the merges on every key type at every
+/// coarsening factor of theirs.
 pub fn entry_points() -> Vec<(String, usize)> {
     let mut entries = Vec::new();
     for variant in StencilVariant::ALL {
@@ -14,6 +17,18 @@ pub fn entry_points() -> Vec<(String, usize)> {
                 let config = variant.launch_config_with_tile(probe, bytes, tile).expect("a 3³ grid launches");
                 let entry = variant.entry_point_with_tile(dtype, tile).expect("tile of the variant");
                 entries.push((entry, config.shared_mem_bytes as usize));
+            }
+        }
+    }
+    for variant in MergeVariant::ALL {
+        for (dtype, bytes) in MergeVariant::KEY_TYPES {
+            for &factor in variant.coarsenings(dtype) {
+                // Nor does the merges' (a merge of 1 + 1 keys launches one block).
+                let plan =
+                    variant.plan_with_coarsening(1, 1, bytes, factor).expect("a factor of the variant");
+                let entry =
+                    variant.entry_point_with_coarsening(dtype, factor).expect("a factor of the variant");
+                entries.push((entry, plan.shared_mem_bytes));
             }
         }
     }

@@ -4,8 +4,10 @@
 //!
 //! Run with `cargo test --release -p host --test merge_gpu -- --include-ignored` on a machine
 //! with a CUDA GPU (55 s on an H200 in release mode, much of it host-side generation and checks;
-//! the merge past 2^32 keys needs about 35 GB of device memory and as much host memory).
+//! the merge past 2^32 keys needs about 35 GB of device memory and as much host memory; the
+//! coarsening sweep, added since, runs 15 more entry points on i32 and f64 keys).
 
+use cudarc::driver::LaunchConfig;
 use gpu_kernels::merge::tiles::TILE_SIZE;
 use host::merge::{
     self, Distribution, HostKey, MergeProblem, MergeVariant, check_sorted, first_difference, merge_reference,
@@ -226,4 +228,96 @@ fn timings_and_the_copy_ceiling() {
         assert!(empty.output().unwrap().is_empty());
     }
     empty.copy_ms().unwrap();
+}
+
+/// Runs every coarsening factor every variant has for `K` (the sweep's entry points for i32
+/// and f64, the default alone otherwise) on `problem` against `expected`, bit for bit.
+fn check_coarsenings<K: HostKey>(problem: &mut MergeProblem<'_, K>, expected: &[K], what: &str) -> usize {
+    let mut runs = 0;
+    for variant in MergeVariant::ALL {
+        for &factor in variant.coarsenings(K::NAME) {
+            let ms = problem
+                .run_with_coarsening(variant, factor)
+                .unwrap_or_else(|e| panic!("{what}, {variant} {} C = {factor}: {e}", K::NAME));
+            assert!(ms.is_finite() && ms >= 0.0, "{what}, {variant} C = {factor}: {ms} ms");
+            let out = problem.output().unwrap();
+            if let Some(i) = first_difference(&out, expected) {
+                panic!(
+                    "{what}, {variant} {} C = {factor}: {} keys, first difference at {i}: got {:?}, expected {:?}",
+                    K::NAME,
+                    expected.len(),
+                    out.get(i),
+                    expected.get(i)
+                );
+            }
+            runs += 1;
+        }
+    }
+    runs
+}
+
+/// The coarsening sweep on key type `K`: edge sizes, PMPP exercise 4's, and uneven sizes
+/// across many tiles, on inputs with and without ties.
+fn check_sweep<K: HostKey>(gpu: &Gpu) {
+    let uneven = (1 << 22) + 7;
+    let sizes = [
+        (0, 0),
+        (0, 1),
+        (1, 0),
+        (1, 1),
+        (1000, 1000),
+        (1000, 3),
+        (1_030_400, 608_000),
+        (608_000, 1_030_400),
+        (uneven, (1 << 20) + 2 * TILE_SIZE + 1),
+    ];
+    for (m, n) in sizes {
+        for distribution in [Distribution::Uniform, Distribution::FewUnique, Distribution::Disjoint] {
+            let (a, b) = distribution.generate::<K>(m, n, 0xc0a2).unwrap();
+            let expected = merge_reference(&a, &b);
+            let mut problem = MergeProblem::new(gpu, &a, &b).unwrap();
+            let runs =
+                check_coarsenings(&mut problem, &expected, &format!("{distribution} m = {m}, n = {n}"));
+            // Basic: 5 factors; tiled: 5 for i32, 4 for f64; circular: the default.
+            assert_eq!(runs, if K::NAME == "i32" { 11 } else { 10 });
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_entry_point_of_the_coarsening_sweep_matches_the_reference() {
+    let gpu = gpu();
+    check_sweep::<i32>(&gpu);
+    check_sweep::<f64>(&gpu);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn coarsening_factors_without_an_entry_point_are_refused_and_any_function_runs() {
+    let gpu = gpu();
+    let (a, b) = Distribution::Uniform.generate::<f64>(5000, 3000, 9).unwrap();
+    let expected = merge_reference(&a, &b);
+    let mut problem = MergeProblem::new(&gpu, &a, &b).unwrap();
+    for (variant, factor) in
+        [(MergeVariant::Tiled, 16), (MergeVariant::Basic, 3), (MergeVariant::Circular, 1)]
+    {
+        let err = problem.run_with_coarsening(variant, factor).unwrap_err();
+        assert!(matches!(err, Error::BadArgument(_)), "{variant} C = {factor}: {err}");
+    }
+    let mut unsigned = MergeProblem::new(&gpu, &[1u32, 4], &[2, 3]).unwrap();
+    assert!(matches!(unsigned.run_with_coarsening(MergeVariant::Basic, 1), Err(Error::BadArgument(_))));
+    unsigned.run_with_coarsening(MergeVariant::Basic, 8).unwrap();
+    assert_eq!(unsigned.output().unwrap(), [1, 2, 3, 4]);
+
+    // `run_function` runs an entry point by hand, with its plan's launch shape.
+    let function = gpu.function("merge_tiled_c2_f64").unwrap();
+    let plan = problem.plan_with_coarsening(MergeVariant::Tiled, 2).unwrap();
+    let ms = problem.run_function(&function, plan.launch_config().unwrap(), "hand-launched tiled").unwrap();
+    assert!(ms > 0.0 && ms.is_finite(), "{ms}");
+    assert!(first_difference(&problem.output().unwrap(), &expected).is_none());
+    // A grid of no blocks cannot merge keys.
+    let empty_grid = LaunchConfig { grid_dim: (0, 1, 1), ..plan.launch_config().unwrap() };
+    let err = problem.run_function(&function, empty_grid, "hand-launched tiled").unwrap_err();
+    assert!(matches!(err, Error::BadArgument(_)), "{err}");
 }

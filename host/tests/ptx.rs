@@ -1,5 +1,6 @@
 //! The embedded PTX holds every entry point the host launches.
 
+use host::merge::MergeVariant;
 use host::stencil::StencilVariant;
 
 #[test]
@@ -24,6 +25,34 @@ fn ptx_contains_every_tile_of_the_tiling_sweep() {
             }
         }
     }
+}
+
+#[test]
+fn ptx_contains_every_merge_entry_point_of_the_coarsening_sweep() {
+    let entries = ptx_build::entry_points(host::gpu::PTX);
+    let mut sweep = 0;
+    for variant in MergeVariant::ALL {
+        for (dtype, _) in MergeVariant::KEY_TYPES {
+            let factors = variant.coarsenings(dtype);
+            assert!(factors.contains(&variant.default_coarsening()), "{variant} {dtype}: {factors:?}");
+            for &factor in factors {
+                let name = variant.entry_point_with_coarsening(dtype, factor).unwrap();
+                assert!(entries.contains(&name.as_str()), "{name} missing from {entries:?}");
+                sweep += usize::from(factor != variant.default_coarsening());
+            }
+        }
+    }
+    // Basic: 4 other factors for i32 and f64; tiled: 4 for i32, 3 for f64 (no 16).
+    assert_eq!(sweep, 15);
+    // Every merge entry point in the PTX is one the host launches.
+    let launched: Vec<String> = host::kernels::entry_points().into_iter().map(|(name, _)| name).collect();
+    for entry in entries.iter().filter(|e| e.starts_with("merge_")) {
+        assert!(
+            launched.iter().any(|l| l == entry),
+            "{entry} is in the PTX but not in kernels::entry_points"
+        );
+    }
+    assert_eq!(launched.iter().filter(|l| l.starts_with("merge_")).count(), 15 + 15);
 }
 
 #[test]

@@ -1,8 +1,9 @@
 //! A merge on the GPU: A and B uploaded once, an output buffer, and timed launches of any
-//! variant (for benchmarks and the CLI).
+//! variant at any coarsening factor it is built with, or of any kernel with the same
+//! signature (for benchmarks and the CLI).
 
 use cudarc::driver::sys::CUfunction_attribute;
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 
 use super::{HostKey, MergePlan, MergeVariant, check_sorted};
 use crate::error::CudaContext as _;
@@ -74,25 +75,69 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
         variant.plan(self.m, self.n, size_of::<K>())
     }
 
+    /// How `variant` built with `factor` outputs per thread is launched for this problem.
+    pub fn plan_with_coarsening(&self, variant: MergeVariant, factor: usize) -> Result<MergePlan> {
+        variant.plan_with_coarsening(self.m, self.n, size_of::<K>(), factor)
+    }
+
     /// Runs `variant` once and returns its GPU time in milliseconds (CUDA events around the
     /// launch alone). The output is poisoned (all bytes `0xFF`) before, untimed, so a key the
     /// kernel fails to write shows in [`output`](Self::output).
     pub fn run(&mut self, variant: MergeVariant) -> Result<f64> {
-        let plan = self.plan(variant)?;
-        let function = self.gpu.function(&variant.entry_point(K::NAME))?;
-        if plan.shared_mem_bytes > DEFAULT_SHARED_BYTES {
+        self.run_with_coarsening(variant, variant.default_coarsening())
+    }
+
+    /// As [`run`](Self::run), with the entry point built with `factor` outputs per thread (one
+    /// of [`MergeVariant::coarsenings`] for this key type; others are an
+    /// [`Error::BadArgument`]), launched as [`MergeVariant::plan_with_coarsening`] says.
+    pub fn run_with_coarsening(&mut self, variant: MergeVariant, factor: usize) -> Result<f64> {
+        let entry = variant.entry_point_with_coarsening(K::NAME, factor)?;
+        let plan = self.plan_with_coarsening(variant, factor)?;
+        let function = self.gpu.function(&entry)?;
+        // An empty merge has no blocks: `run_function` launches nothing.
+        let config = plan.launch_config().unwrap_or(LaunchConfig {
+            grid_dim: (0, 1, 1),
+            block_dim: (plan.block_threads as u32, 1, 1),
+            shared_mem_bytes: plan.shared_mem_bytes as u32,
+        });
+        let label = if factor == variant.default_coarsening() {
+            format!("{variant} {}", K::NAME)
+        } else {
+            format!("{variant} {} (C = {factor})", K::NAME)
+        };
+        self.run_function(&function, config, &label)
+    }
+
+    /// As [`run`](Self::run), for any kernel with the merge entry points' signature
+    /// `(a, m: u64, b, n: u64, c)` and its launch shape, e.g. a CUDA C++ twin: opts the kernel
+    /// in to more than 48 KiB of dynamic shared memory when `config` asks for it, poisons the
+    /// output, and times the launch alone with CUDA events. A grid of zero blocks launches
+    /// nothing (an empty merge), but is refused for a merge with keys to write. `label` names
+    /// the kernel in errors ("the {label} merge").
+    pub fn run_function(
+        &mut self,
+        function: &CudaFunction,
+        config: LaunchConfig,
+        label: &str,
+    ) -> Result<f64> {
+        let (gx, gy, gz) = config.grid_dim;
+        let launches = gx > 0 && gy > 0 && gz > 0;
+        if !launches && !self.is_empty() {
+            return Err(Error::BadArgument(format!(
+                "the {label} merge of {} + {} keys cannot run on a grid of {gx}×{gy}×{gz} blocks",
+                self.m, self.n
+            )));
+        }
+        let shared_mem_bytes = config.shared_mem_bytes as usize;
+        if shared_mem_bytes > DEFAULT_SHARED_BYTES {
             // Past 48 KiB, a kernel must opt in to more dynamic shared memory.
             function
                 .set_attribute(
                     CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    plan.shared_mem_bytes as i32,
+                    shared_mem_bytes as i32,
                 )
                 .context(|| {
-                    format!(
-                        "allowing the {variant} {} merge {} of shared memory",
-                        K::NAME,
-                        plan.shared_mem_bytes
-                    )
+                    format!("allowing the {label} merge {shared_mem_bytes} bytes of shared memory")
                 })?;
         }
         self.has_output = false;
@@ -101,20 +146,18 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
         let (a, b, c) = (&self.a, &self.b, &mut self.c);
         let stream = self.gpu.stream();
         let ms = self.gpu.timer()?.time(|| {
-            let Some(config) = plan.launch_config() else { return Ok(()) };
-            let mut launch = stream.launch_builder(&function);
+            if !launches {
+                return Ok(());
+            }
+            let mut launch = stream.launch_builder(function);
             launch.arg(a).arg(&m).arg(b).arg(&n).arg(c);
-            // SAFETY: the entry point takes (a, m, b, n, c) with 64-bit sizes; the buffers hold
-            // at least m, n and m + n keys, A and B were checked sorted and NaN-free, and the
-            // launch shape comes from the constants the kernel uses.
-            unsafe { launch.launch(config) }
-                .map(drop)
-                .context(|| format!("launching the {variant} {} merge", K::NAME))
+            // SAFETY: the entry point takes (a, m, b, n, c) with 64-bit sizes, per the caller;
+            // the buffers hold at least m, n and m + n keys, A and B were checked sorted and
+            // NaN-free, and the launch shape is the kernel's, per the caller.
+            unsafe { launch.launch(config) }.map(drop).context(|| format!("launching the {label} merge"))
         });
         let ms = ms.map_err(|e| match e {
-            Error::Cuda { source, .. } => {
-                Error::Cuda { what: format!("running the {variant} {} merge", K::NAME), source }
-            }
+            Error::Cuda { source, .. } => Error::Cuda { what: format!("running the {label} merge"), source },
             other => other,
         })?;
         self.has_output = true;

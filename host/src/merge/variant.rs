@@ -1,18 +1,40 @@
 //! The three merge kernels and their launch shapes, derived from the constants in
-//! `gpu_kernels::merge::tiles`, and the book's count of who binary-searches where.
+//! `gpu_kernels::merge::tiles`, and the book's count of who binary-searches where; the entry
+//! points and launch shapes of the coarsening sweep (PMPP 12.8).
 
 use std::fmt;
 use std::str::FromStr;
 
 use cudarc::driver::LaunchConfig;
+use gpu_kernels::merge::MergeKey;
 use gpu_kernels::merge::tiles::{
-    BLOCK_THREADS, ELEMENTS_PER_THREAD, tiled_block_outputs, tiled_blocks, tiled_shared_bytes,
+    BLOCK_THREADS, COARSENING_SWEEP, ELEMENTS_PER_THREAD, MAX_SHARED_BYTES, tiled_block_outputs,
+    tiled_blocks, tiled_shared_bytes,
 };
 
 use crate::{Error, Result};
 
 /// Most blocks of a CUDA launch along x.
 const MAX_GRID_X: usize = i32::MAX as usize;
+
+/// The factors of [`COARSENING_SWEEP`] (ascending) whose tiled kernel fits in
+/// [`MAX_SHARED_BYTES`] with keys of `key_bytes` bytes: how many of the first ones.
+const fn sweep_fitting(key_bytes: usize) -> usize {
+    let mut fitting = 0;
+    while fitting < COARSENING_SWEEP.len()
+        && tiled_shared_bytes(key_bytes, COARSENING_SWEEP[fitting]) <= MAX_SHARED_BYTES
+    {
+        fitting += 1;
+    }
+    fitting
+}
+
+/// The coarsening sweep of the tiled kernel with 8-byte keys: 1, 2, 4 and 8 (with 16 outputs
+/// per thread its shared memory would pass [`MAX_SHARED_BYTES`], so it has no entry point).
+const TILED_8_BYTE_SWEEP: &[usize] = (&COARSENING_SWEEP as &[usize]).split_at(sweep_fitting(8)).0;
+
+/// The coarsening sweep of the tiled kernel with 4-byte keys: all of it.
+const TILED_4_BYTE_SWEEP: &[usize] = (&COARSENING_SWEEP as &[usize]).split_at(sweep_fitting(4)).0;
 
 /// One of PMPP chapter 12's merge kernels.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -28,6 +50,19 @@ pub enum MergeVariant {
 impl MergeVariant {
     /// All variants, in the book's order.
     pub const ALL: [Self; 3] = [Self::Basic, Self::Tiled, Self::Circular];
+
+    /// Every key type with entry points, and its size in bytes.
+    pub const KEY_TYPES: [(&'static str, usize); 5] = [
+        (i32::NAME, size_of::<i32>()),
+        (u32::NAME, size_of::<u32>()),
+        (i64::NAME, size_of::<i64>()),
+        (f32::NAME, size_of::<f32>()),
+        (f64::NAME, size_of::<f64>()),
+    ];
+
+    /// The key types with entry points for the coarsening sweep's factors
+    /// ([`coarsenings`](Self::coarsenings)); the others have the default factor only.
+    pub const SWEEP_KEY_TYPES: [&'static str; 2] = [i32::NAME, f64::NAME];
 
     /// The name used on the command line, in entry points and in reports.
     pub fn name(self) -> &'static str {
@@ -47,9 +82,62 @@ impl MergeVariant {
         }
     }
 
-    /// The PTX entry point for key type `dtype` (`"i32"`, `"u32"`, `"i64"`, `"f32"`, `"f64"`).
+    /// The PTX entry point for key type `dtype` (`"i32"`, `"u32"`, `"i64"`, `"f32"`, `"f64"`),
+    /// with the default coarsening factor ([`ELEMENTS_PER_THREAD`]).
     pub fn entry_point(self, dtype: &str) -> String {
         format!("merge_{}_{dtype}", self.name())
+    }
+
+    /// The coarsening factor (output keys per thread, per tile in the tiled kernels) of the
+    /// main entry points: [`ELEMENTS_PER_THREAD`].
+    pub fn default_coarsening(self) -> usize {
+        ELEMENTS_PER_THREAD
+    }
+
+    /// Every coarsening factor with an entry point for key type `dtype`, ascending, the
+    /// default included. The basic and tiled kernels have the whole [`COARSENING_SWEEP`] for
+    /// the [`SWEEP_KEY_TYPES`](Self::SWEEP_KEY_TYPES) (i32 and f64), except the tiled kernel
+    /// with f64 keys at 16, whose shared memory would pass [`MAX_SHARED_BYTES`]; every other
+    /// kernel and key type has the default factor alone. Per key type, because of both.
+    pub fn coarsenings(self, dtype: &str) -> &'static [usize] {
+        const DEFAULT: &[usize] = &[ELEMENTS_PER_THREAD];
+        if !Self::SWEEP_KEY_TYPES.contains(&dtype) {
+            return DEFAULT;
+        }
+        match self {
+            Self::Basic => &COARSENING_SWEEP,
+            Self::Tiled if dtype == f64::NAME => TILED_8_BYTE_SWEEP,
+            Self::Tiled => TILED_4_BYTE_SWEEP,
+            Self::Circular => DEFAULT,
+        }
+    }
+
+    /// The PTX entry point for key type `dtype` with `factor` outputs per thread (one of
+    /// [`coarsenings`](Self::coarsenings)`(dtype)`): [`entry_point`](Self::entry_point) for the
+    /// default factor, `merge_<variant>_c<factor>_<dtype>` for the sweep's others. Any other
+    /// factor is an [`Error::BadArgument`] naming the valid ones.
+    pub fn entry_point_with_coarsening(self, dtype: &str, factor: usize) -> Result<String> {
+        let valid = self.coarsenings(dtype);
+        if !valid.contains(&factor) {
+            let why = if !Self::SWEEP_KEY_TYPES.contains(&dtype) {
+                format!(
+                    " (the coarsening sweep is built for {} keys only)",
+                    Self::SWEEP_KEY_TYPES.join(" and ")
+                )
+            } else if COARSENING_SWEEP.contains(&factor) && self.uses_shared_memory() {
+                format!(" (its shared memory would pass {MAX_SHARED_BYTES} bytes)")
+            } else {
+                String::new()
+            };
+            return Err(Error::BadArgument(format!(
+                "the {self} merge of {dtype} keys is built with {valid:?} outputs per thread, not {factor}{why}"
+            )));
+        }
+        Ok(if factor == self.default_coarsening() {
+            self.entry_point(dtype)
+        } else {
+            format!("merge_{}_c{factor}_{dtype}", self.name())
+        })
     }
 
     /// Whether the kernel stages tiles in shared memory.
@@ -60,22 +148,49 @@ impl MergeVariant {
     /// How this kernel is launched for `m` and `n` keys of `key_bytes` bytes each, with the
     /// kernels' own constants. An empty merge has zero blocks (and is not launched).
     pub fn plan(self, m: usize, n: usize, key_bytes: usize) -> Result<MergePlan> {
+        self.plan_with_coarsening(m, n, key_bytes, self.default_coarsening())
+    }
+
+    /// As [`plan`](Self::plan), for the kernel built with `factor` outputs per thread (per
+    /// tile in the tiled kernels), one of [`COARSENING_SWEEP`]; the tiled kernels' shared
+    /// memory is sized for it and must fit in [`MAX_SHARED_BYTES`]. Whether an entry point
+    /// exists for a key type is [`entry_point_with_coarsening`](Self::entry_point_with_coarsening)'s
+    /// business.
+    pub fn plan_with_coarsening(
+        self,
+        m: usize,
+        n: usize,
+        key_bytes: usize,
+        factor: usize,
+    ) -> Result<MergePlan> {
+        if !COARSENING_SWEEP.contains(&factor) {
+            return Err(Error::BadArgument(format!(
+                "the merge kernels are built with {COARSENING_SWEEP:?} outputs per thread, not {factor}"
+            )));
+        }
         let total = total(m, n)?;
         let plan = match self {
-            Self::Basic => MergePlan::new(self, m, n, ELEMENTS_PER_THREAD, BLOCK_THREADS)?,
+            Self::Basic => MergePlan::new(self, m, n, factor, BLOCK_THREADS)?,
             Self::Tiled | Self::Circular => {
-                let blocks = tiled_blocks(total, ELEMENTS_PER_THREAD);
+                let shared_mem_bytes = tiled_shared_bytes(key_bytes, factor);
+                if shared_mem_bytes > MAX_SHARED_BYTES {
+                    return Err(Error::BadArgument(format!(
+                        "the {self} merge of {key_bytes}-byte keys with {factor} outputs per thread would need {shared_mem_bytes} bytes of shared memory per block, over the {MAX_SHARED_BYTES} the kernels may use"
+                    )));
+                }
+                let blocks = tiled_blocks(total, factor);
                 let outputs_per_block =
-                    if blocks == 0 { 0 } else { tiled_block_outputs(total, blocks, ELEMENTS_PER_THREAD) };
+                    if blocks == 0 { 0 } else { tiled_block_outputs(total, blocks, factor) };
                 MergePlan {
                     variant: self,
+                    elements_per_thread: factor,
                     outputs_per_thread: outputs_per_block / BLOCK_THREADS,
                     block_threads: BLOCK_THREADS,
                     threads: blocks * BLOCK_THREADS,
                     blocks,
                     global_searchers: blocks,
                     shared_searchers: blocks * BLOCK_THREADS,
-                    shared_mem_bytes: tiled_shared_bytes(key_bytes, ELEMENTS_PER_THREAD),
+                    shared_mem_bytes,
                 }
             }
         };
@@ -100,6 +215,9 @@ fn total(m: usize, n: usize) -> Result<usize> {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MergePlan {
     pub variant: MergeVariant,
+    /// The coarsening factor the kernel is built with: output keys each thread merges between
+    /// its two co-ranks (in the tiled kernels, per tile). The entry point's `C`.
+    pub elements_per_thread: usize,
     /// Output keys each thread merges in all (the coarsening factor; in the tiled kernels, per
     /// tile times tiles per block).
     pub outputs_per_thread: usize,
@@ -144,6 +262,7 @@ impl MergePlan {
         };
         Ok(Self {
             variant,
+            elements_per_thread: outputs_per_thread,
             outputs_per_thread,
             block_threads,
             threads,
@@ -258,5 +377,145 @@ mod tests {
             let plan = v.plan(m, n, 4).unwrap();
             assert!(plan.blocks * plan.outputs_per_thread * plan.block_threads >= m + n, "{v}");
         }
+    }
+
+    #[test]
+    fn coarsenings_per_variant_and_key_type() {
+        use MergeVariant::*;
+        assert_eq!(Basic.coarsenings("i32"), [1, 2, 4, 8, 16]);
+        assert_eq!(Basic.coarsenings("f64"), [1, 2, 4, 8, 16]);
+        assert_eq!(Tiled.coarsenings("i32"), [1, 2, 4, 8, 16]);
+        // 256 threads × 16 keys × 8 bytes × 3 buffers + the header is over 96 KiB.
+        assert_eq!(Tiled.coarsenings("f64"), [1, 2, 4, 8]);
+        for dtype in ["u32", "i64", "f32"] {
+            for v in MergeVariant::ALL {
+                assert_eq!(v.coarsenings(dtype), [ELEMENTS_PER_THREAD], "{v} {dtype}");
+            }
+        }
+        assert_eq!(Circular.coarsenings("i32"), [ELEMENTS_PER_THREAD]);
+        // Every factor offered fits in shared memory; every sweep factor left out does not
+        // (or its variant or key type has no sweep at all).
+        for v in MergeVariant::ALL {
+            for (dtype, bytes) in MergeVariant::KEY_TYPES {
+                for factor in COARSENING_SWEEP {
+                    let offered = v.coarsenings(dtype).contains(&factor);
+                    let fits =
+                        !v.uses_shared_memory() || tiled_shared_bytes(bytes, factor) <= MAX_SHARED_BYTES;
+                    let swept = factor == ELEMENTS_PER_THREAD
+                        || (MergeVariant::SWEEP_KEY_TYPES.contains(&dtype) && v != Circular);
+                    assert_eq!(offered, fits && swept, "{v} {dtype} C = {factor}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn coarsened_entry_points_follow_the_naming_scheme() {
+        let v = MergeVariant::Tiled;
+        assert_eq!(v.entry_point_with_coarsening("i32", 1).unwrap(), "merge_tiled_c1_i32");
+        assert_eq!(v.entry_point_with_coarsening("i32", 16).unwrap(), "merge_tiled_c16_i32");
+        assert_eq!(v.entry_point_with_coarsening("f64", 4).unwrap(), "merge_tiled_c4_f64");
+        assert_eq!(MergeVariant::Basic.entry_point_with_coarsening("f64", 2).unwrap(), "merge_basic_c2_f64");
+        // The default factor is the main entry point, for every key type.
+        for v in MergeVariant::ALL {
+            for (dtype, _) in MergeVariant::KEY_TYPES {
+                assert_eq!(
+                    v.entry_point_with_coarsening(dtype, ELEMENTS_PER_THREAD).unwrap(),
+                    v.entry_point(dtype)
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn factors_without_an_entry_point_are_bad_arguments_naming_the_valid_ones() {
+        let message = |v: MergeVariant, dtype: &str, factor: usize| match v
+            .entry_point_with_coarsening(dtype, factor)
+        {
+            Err(Error::BadArgument(message)) => message,
+            other => panic!("{v} {dtype} C = {factor}: {other:?}"),
+        };
+        let err = message(MergeVariant::Basic, "i32", 3);
+        assert_eq!(
+            err,
+            "the basic merge of i32 keys is built with [1, 2, 4, 8, 16] outputs per thread, not 3"
+        );
+        let err = message(MergeVariant::Tiled, "f64", 16);
+        assert!(err.contains("built with [1, 2, 4, 8] outputs per thread, not 16"), "{err}");
+        assert!(err.contains("shared memory would pass 98304 bytes"), "{err}");
+        let err = message(MergeVariant::Tiled, "u32", 4);
+        assert!(err.contains("built with [8] outputs per thread, not 4"), "{err}");
+        assert!(err.contains("sweep is built for i32 and f64 keys only"), "{err}");
+        let err = message(MergeVariant::Circular, "i32", 1);
+        assert!(
+            err.contains("the circular merge of i32 keys is built with [8] outputs per thread, not 1"),
+            "{err}"
+        );
+        assert!(matches!(
+            MergeVariant::Basic.entry_point_with_coarsening("f32", 0),
+            Err(Error::BadArgument(_))
+        ));
+    }
+
+    #[test]
+    fn plans_for_a_coarsening_factor() {
+        let (m, n) = (1_030_400, 608_000);
+        let total = m + n;
+        // One output per thread: one thread per output key.
+        let basic = MergeVariant::Basic.plan_with_coarsening(m, n, 4, 1).unwrap();
+        assert_eq!((basic.threads, basic.blocks), (total, total.div_ceil(BLOCK_THREADS)));
+        assert_eq!((basic.elements_per_thread, basic.outputs_per_thread), (1, 1));
+        assert_eq!(basic.global_searchers, total);
+        assert_eq!(basic.shared_mem_bytes, 0);
+        for factor in COARSENING_SWEEP {
+            let plan = MergeVariant::Basic.plan_with_coarsening(m, n, 8, factor).unwrap();
+            assert_eq!(plan.threads, total.div_ceil(factor), "C = {factor}");
+            assert_eq!(plan.elements_per_thread, factor);
+        }
+        // The default factor is `plan`.
+        for v in MergeVariant::ALL {
+            for bytes in [4, 8] {
+                assert_eq!(
+                    v.plan_with_coarsening(m, n, bytes, ELEMENTS_PER_THREAD).unwrap(),
+                    v.plan(m, n, bytes).unwrap()
+                );
+            }
+            assert_eq!(v.plan(m, n, 4).unwrap().elements_per_thread, ELEMENTS_PER_THREAD);
+        }
+
+        // Tiled, one output per thread per tile: tiles of 256 keys, shared memory sized for them.
+        let big = 1 << 28;
+        let tiled = MergeVariant::Tiled.plan_with_coarsening(big, big, 4, 1).unwrap();
+        assert_eq!(tiled.elements_per_thread, 1);
+        assert_eq!(tiled.blocks, (2 * big) / (BLOCK_THREADS * TILES_PER_BLOCK));
+        assert_eq!(tiled.outputs_per_thread, TILES_PER_BLOCK);
+        assert_eq!(tiled.shared_mem_bytes, tiled_shared_bytes(4, 1));
+        assert_eq!(tiled.launch_config().unwrap().shared_mem_bytes as usize, tiled_shared_bytes(4, 1));
+        let c16 = MergeVariant::Tiled.plan_with_coarsening(big, big, 4, 16).unwrap();
+        assert_eq!(c16.blocks, (2 * big) / (16 * BLOCK_THREADS * TILES_PER_BLOCK));
+        assert_eq!((c16.elements_per_thread, c16.shared_mem_bytes), (16, tiled_shared_bytes(4, 16)));
+        assert!(c16.shared_mem_bytes > 48 * 1024 && c16.shared_mem_bytes <= MAX_SHARED_BYTES);
+        assert_eq!(MergeVariant::Circular.plan_with_coarsening(m, n, 8, 2).unwrap().elements_per_thread, 2);
+        for factor in COARSENING_SWEEP {
+            let plan = MergeVariant::Tiled.plan_with_coarsening(m, n, 4, factor).unwrap();
+            assert!(plan.blocks * plan.outputs_per_thread * plan.block_threads >= total, "C = {factor}");
+        }
+    }
+
+    #[test]
+    fn plans_refuse_factors_outside_the_sweep_and_shared_memory_over_the_limit() {
+        for v in MergeVariant::ALL {
+            for factor in [0, 3, 32] {
+                let err = v.plan_with_coarsening(10, 10, 4, factor).unwrap_err();
+                assert!(matches!(err, Error::BadArgument(_)), "{v} C = {factor}: {err}");
+                assert!(err.to_string().contains("[1, 2, 4, 8, 16] outputs per thread"), "{err}");
+            }
+        }
+        let err = MergeVariant::Tiled.plan_with_coarsening(10, 10, 8, 16).unwrap_err();
+        assert!(matches!(err, Error::BadArgument(_)), "{err}");
+        assert!(err.to_string().contains("99360 bytes of shared memory per block, over the 98304"), "{err}");
+        assert!(MergeVariant::Basic.plan_with_coarsening(10, 10, 8, 16).is_ok());
+        // Empty merges launch nothing, at any factor.
+        assert!(MergeVariant::Tiled.plan_with_coarsening(0, 0, 4, 1).unwrap().launch_config().is_none());
     }
 }
