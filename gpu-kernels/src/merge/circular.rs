@@ -13,10 +13,8 @@
 
 use super::circular_buffer::{Circular, co_rank_circular, merge_sequential_circular};
 use super::keys::{KeyReader, KeyRun, KeyWriter, MergeKey, SharedKeys};
-use super::sequential::co_rank_by;
-use super::tiled::TileBuffers;
+use super::tiled::{TileBuffers, block_co_ranks};
 use super::tiles::{BLOCK_THREADS, ELEMENTS_PER_THREAD, thread_range, tile_size, tiled_block_range};
-use crate::device::SharedArray;
 use crate::device::thread::*;
 
 /// What a block has merged of its range and what its buffers hold; every thread holds the
@@ -269,16 +267,9 @@ pub unsafe fn merge_circular<K: MergeKey, const C: usize>(
     // writes only its own keys of the buffers (in their free parts), and the other threads
     // only read them after the next barrier (see the phases).
     unsafe {
-        let co_ranks = SharedArray::<u64>::at_offset(0);
         let buffers = TileBuffers::<SharedKeys<K>, SharedKeys<u32>>::in_shared_memory(tile_size(C));
-        // One thread co-ranks the block's range in global memory; all read it after the barrier.
-        if tid == 0 {
-            co_ranks.write(0, co_rank_by(c_curr, a, m, b, n) as u64);
-            co_ranks.write(1, co_rank_by(c_next, a, m, b, n) as u64);
-        }
-        sync_threads();
-        let mut block =
-            CircularBlock::<C>::new(c_curr, c_next, co_ranks.read(0) as usize, co_ranks.read(1) as usize);
+        let (a_curr, a_next) = block_co_ranks(tid, a, m, b, n, c_curr, c_next);
+        let mut block = CircularBlock::<C>::new(c_curr, c_next, a_curr, a_next);
         // The trip count is the same for every thread of the block, so the barriers are too.
         for _ in 0..block.total_iterations() {
             block.load_tiles(tid, a, b, c, buffers);

@@ -269,6 +269,36 @@ impl<const C: usize> TiledBlock<C> {
     }
 }
 
+/// PMPP 12.6: thread 0 co-ranks the block's output range `[c_curr, c_next)` in global memory
+/// and shares the result through the co-rank slots at the start of shared memory; after the
+/// barrier every thread returns the block's A range `(a_curr, a_next)`. Shared by the tiled and
+/// circular kernels.
+///
+/// # Safety
+/// Called by every thread of the block (it holds a barrier); `a` holds `m` sorted keys, `b`
+/// holds `n`, and `c_curr <= c_next <= m + n`; the launch provides the header's co-rank slots.
+#[inline(always)]
+pub(super) unsafe fn block_co_ranks<K: MergeKey>(
+    tid: usize,
+    a: *const K,
+    m: usize,
+    b: *const K,
+    n: usize,
+    c_curr: usize,
+    c_next: usize,
+) -> (usize, usize) {
+    // SAFETY: per the caller; only thread 0 writes the slots, all read them after the barrier.
+    unsafe {
+        let co_ranks = SharedArray::<u64>::at_offset(0);
+        if tid == 0 {
+            co_ranks.write(0, co_rank_by(c_curr, a, m, b, n) as u64);
+            co_ranks.write(1, co_rank_by(c_next, a, m, b, n) as u64);
+        }
+        sync_threads();
+        (co_ranks.read(0) as usize, co_ranks.read(1) as usize)
+    }
+}
+
 /// Merges `a` (`m` keys) and `b` (`n` keys) into `c`, stable (A first on ties), `C` outputs
 /// per thread per tile.
 ///
@@ -293,16 +323,9 @@ pub unsafe fn merge_tiled<K: MergeKey, const C: usize>(
     // writes only its own keys of the buffers, and the other threads only read them after the
     // next barrier (see the phases).
     unsafe {
-        let co_ranks = SharedArray::<u64>::at_offset(0);
         let buffers = TileBuffers::<SharedKeys<K>, SharedKeys<u32>>::in_shared_memory(tile_size(C));
-        // One thread co-ranks the block's range in global memory; all read it after the barrier.
-        if tid == 0 {
-            co_ranks.write(0, co_rank_by(c_curr, a, m, b, n) as u64);
-            co_ranks.write(1, co_rank_by(c_next, a, m, b, n) as u64);
-        }
-        sync_threads();
-        let mut block =
-            TiledBlock::<C>::new(c_curr, c_next, co_ranks.read(0) as usize, co_ranks.read(1) as usize);
+        let (a_curr, a_next) = block_co_ranks(tid, a, m, b, n, c_curr, c_next);
+        let mut block = TiledBlock::<C>::new(c_curr, c_next, a_curr, a_next);
         // The trip count is the same for every thread of the block, so the barriers are too.
         for _ in 0..block.total_iterations() {
             block.load_tiles(tid, a, b, c, buffers);
