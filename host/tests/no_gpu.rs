@@ -31,22 +31,30 @@ fn opening_a_gpu_gives_a_typed_error_without_a_driver_or_with_a_bad_ordinal() {
     }
 }
 
-#[test]
-fn stencil_prints_one_line_and_exits_2_without_a_usable_gpu() {
-    let output = Command::new(binary("stencil", env!("CARGO_BIN_EXE_stencil")))
-        .args(["--grid", "8", "--device", "4096"])
-        .output()
-        .unwrap();
+/// Runs a binary that must fail before any GPU work: exit status 2, one line on stderr that
+/// starts with `<name>: error: ` and says why there is no usable GPU, no panic.
+fn assert_no_usable_gpu(name: &str, built: &str, args: &[&str]) {
+    let output = Command::new(binary(name, built)).args(args).output().unwrap();
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    let expected = if driver_present() {
-        "stencil: error: no CUDA GPU found"
-    } else {
-        "stencil: error: no CUDA driver found"
-    };
-    assert!(stderr.starts_with(expected), "{stderr}");
+    let why = if driver_present() { "no CUDA GPU found" } else { "no CUDA driver found" };
+    assert!(stderr.starts_with(&format!("{name}: error: {why}")), "{stderr}");
     assert!(!stderr.contains("panicked") && !stderr.contains("backtrace"), "{stderr}");
+}
+
+#[test]
+fn stencil_prints_one_line_and_exits_2_without_a_usable_gpu() {
+    assert_no_usable_gpu("stencil", env!("CARGO_BIN_EXE_stencil"), &["--grid", "8", "--device", "4096"]);
+}
+
+#[test]
+fn merge_prints_one_line_and_exits_2_without_a_usable_gpu() {
+    assert_no_usable_gpu(
+        "merge",
+        env!("CARGO_BIN_EXE_merge"),
+        &["--m", "10", "--n", "10", "--device", "4096"],
+    );
 }
 
 #[test]
@@ -58,21 +66,4 @@ fn stencil_refuses_bad_arguments_before_touching_the_gpu() {
     let stderr = String::from_utf8(output.stderr).unwrap();
     assert_eq!(output.status.code(), Some(2), "{stderr}");
     assert!(stderr.contains("between 3 and"), "{stderr}");
-}
-
-#[test]
-fn merge_prints_one_line_and_exits_2_without_a_usable_gpu() {
-    let output = Command::new(binary("merge", env!("CARGO_BIN_EXE_merge")))
-        .args(["--m", "10", "--n", "10", "--device", "4096"])
-        .output()
-        .unwrap();
-    let stderr = String::from_utf8(output.stderr).unwrap();
-    assert_eq!(output.status.code(), Some(2), "{stderr}");
-    assert_eq!(stderr.lines().count(), 1, "{stderr}");
-    let expected = if driver_present() {
-        "merge: error: no CUDA GPU found"
-    } else {
-        "merge: error: no CUDA driver found"
-    };
-    assert!(stderr.starts_with(expected), "{stderr}");
 }
