@@ -13,7 +13,7 @@
 
 use super::circular_buffer::{Circular, co_rank_circular, merge_sequential_circular};
 use super::keys::{KeyReader, KeyRun, KeyWriter, MergeKey, SharedKeys};
-use super::tiled::{TileBuffers, block_co_ranks};
+use super::tiled::{TileBuffers, block_co_ranks, store_staged};
 use super::tiles::{BLOCK_THREADS, ELEMENTS_PER_THREAD, thread_range, tile_size, tiled_block_range};
 use crate::device::thread::*;
 
@@ -229,14 +229,7 @@ impl<const C: usize> CircularBlock<C> {
         s: TileBuffers<S, X>,
     ) {
         // SAFETY: the staged outputs are the `c_staged` keys that end at `c_completed`.
-        unsafe {
-            let c_out = c.add(self.c_curr + self.c_completed - self.c_staged);
-            let mut i = tid;
-            while i < self.c_staged {
-                c_out.store(i, s.c_s.load(i));
-                i += BLOCK_THREADS;
-            }
-        }
+        unsafe { store_staged(tid, c.add(self.c_curr + self.c_completed - self.c_staged), self.c_staged, s) };
         self.c_staged = 0;
     }
 

@@ -257,15 +257,30 @@ impl<const C: usize> TiledBlock<C> {
         s: TileBuffers<S, X>,
     ) {
         // SAFETY: the staged outputs are the `c_staged` keys that end at `c_completed`.
-        unsafe {
-            let c_out = c.add(self.c_curr + self.c_completed - self.c_staged);
-            let mut i = tid;
-            while i < self.c_staged {
-                c_out.store(i, s.c_s.load(i));
-                i += BLOCK_THREADS;
-            }
-        }
+        unsafe { store_staged(tid, c.add(self.c_curr + self.c_completed - self.c_staged), self.c_staged, s) };
         self.c_staged = 0;
+    }
+}
+
+/// Thread `tid`'s share of copying the `count` outputs staged in `c_s` to `c_out`: the block's
+/// threads take every `BLOCK_THREADS`-th key, so the stores are coalesced. Shared by the tiled
+/// and circular kernels.
+///
+/// # Safety
+/// `c_out` has room for `count` keys, `count` of them are staged, and a barrier separates the
+/// staging from this copy.
+#[inline(always)]
+pub(super) unsafe fn store_staged<K: MergeKey, S: KeyReader<K>, X: Copy>(
+    tid: usize,
+    c_out: *mut K,
+    count: usize,
+    s: TileBuffers<S, X>,
+) {
+    let mut i = tid;
+    while i < count {
+        // SAFETY: `i < count`, per the caller.
+        unsafe { c_out.store(i, s.c_s.load(i)) };
+        i += BLOCK_THREADS;
     }
 }
 
