@@ -71,7 +71,7 @@ pub fn write_gpu_info(gpu: &Gpu) {
         "multiprocessors": info.multiprocessors,
         "l2_bytes": info.l2_bytes,
         "ptx_arch": host::gpu::PTX_ARCH,
-        "date": unix_date(),
+        "date": host::report::today_utc(),
     });
     let dir = criterion_dir();
     let written = std::fs::create_dir_all(&dir)
@@ -79,24 +79,6 @@ pub fn write_gpu_info(gpu: &Gpu) {
     if let Err(e) = written {
         println!("note: could not write {}: {e}", dir.join("gpu-info.json").display());
     }
-}
-
-/// Today's date (UTC) as `YYYY-MM-DD`, from the system clock.
-fn unix_date() -> String {
-    let days = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() / 86_400);
-    // Civil-from-days (Howard Hinnant's algorithm).
-    let z = days as i64 + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
 }
 
 /// CUDA C++ twins of the Rust kernels, compiled with NVRTC for this GPU.
@@ -356,12 +338,5 @@ mod tests {
         std::fs::create_dir_all(&dir).unwrap();
         std::fs::write(dir.join("stencil_twins.cu"), stencil_twin_source()).unwrap();
         std::fs::write(dir.join("merge_twins.cu"), merge_twin_source()).unwrap();
-    }
-
-    #[test]
-    fn date_is_iso() {
-        let date = unix_date();
-        assert_eq!(date.len(), 10, "{date}");
-        assert!(date.starts_with("20"), "{date}");
     }
 }

@@ -82,6 +82,26 @@ pub fn parse_list<V: Copy + std::str::FromStr<Err = Error>>(text: &str, all: &[V
     text.split(',').map(|v| v.trim().parse().map_err(|e: Error| e.to_string())).collect()
 }
 
+/// Today's date (UTC) as `YYYY-MM-DD`, from the system clock, for report stamps.
+pub fn today_utc() -> String {
+    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    civil_date((secs / 86_400) as i64)
+}
+
+/// The proleptic Gregorian date `days` after 1970-01-01 (H. Hinnant's `civil_from_days`).
+pub fn civil_date(days: i64) -> String {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!("{year:04}-{month:02}-{day:02}")
+}
+
 /// `1,234,567`.
 pub fn thousands(n: usize) -> String {
     let digits = n.to_string();
@@ -105,6 +125,15 @@ mod tests {
         t.push(vec!["basic".into(), "1.5".into()]);
         t.push(vec!["register-tiled".into(), "10.25".into()]);
         assert_eq!(t.render(), "variant            ms\nbasic             1.5\nregister-tiled  10.25\n");
+    }
+
+    #[test]
+    fn civil_dates() {
+        assert_eq!(civil_date(0), "1970-01-01");
+        assert_eq!(civil_date(11_016), "2000-02-29");
+        assert_eq!(civil_date(19_723), "2024-01-01");
+        assert_eq!(civil_date(-1), "1969-12-31");
+        assert!(today_utc().starts_with("20"));
     }
 
     #[test]

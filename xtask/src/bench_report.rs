@@ -436,26 +436,6 @@ impl Stamp {
     }
 }
 
-/// Today's date (UTC) as YYYY-MM-DD.
-fn today() -> String {
-    let secs = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    civil_date((secs / 86_400) as i64)
-}
-
-/// The proleptic Gregorian date `days` after 1970-01-01 (H. Hinnant's `civil_from_days`).
-fn civil_date(days: i64) -> String {
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!("{year:04}-{month:02}-{day:02}")
-}
-
 fn git_commit(workspace: &Path) -> String {
     Command::new("git")
         .arg("-C")
@@ -1018,7 +998,7 @@ pub fn run(options: &Options) -> Result<(), String> {
     });
     let out = options.out.clone().unwrap_or_else(|| workspace.join("docs").join("benchmarks.md"));
     let commit = options.commit.clone().unwrap_or_else(|| git_commit(workspace));
-    let written = generate(&criterion_dir, &out, commit, today())?;
+    let written = generate(&criterion_dir, &out, commit, host::report::today_utc())?;
     println!(
         "wrote {} ({} groups, {} benchmarks from {}) and {} charts in {}",
         out.display(),
@@ -1434,10 +1414,7 @@ mod tests {
 
     #[test]
     fn dates_and_natural_order() {
-        assert_eq!(civil_date(0), "1970-01-01");
-        assert_eq!(civil_date(11_016), "2000-02-29");
-        assert_eq!(civil_date(19_723), "2024-01-01");
-        assert_eq!(today().len(), 10);
+        assert_eq!(host::report::today_utc().len(), 10);
         assert_eq!(natural_cmp("T=8", "T=16"), Ordering::Less);
         assert_eq!(natural_cmp("2^24-i32", "2^28-even-i32"), Ordering::Less);
         assert_eq!(natural_cmp("128x128x128-f64", "512x512x512-f32"), Ordering::Less);
