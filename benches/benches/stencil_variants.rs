@@ -1,6 +1,7 @@
-//! Criterion benchmarks of the four stencil kernels (Rust, compiled to PTX) against their
-//! CUDA C++ twins and the device-to-device copy of the same bytes, on several grids, and a
-//! tiling sweep over the tile edge `T`. Each sample is a run of time steps timed with CUDA
+//! Criterion benchmarks of the stencil kernels (Rust, compiled to PTX): the book's four against
+//! their CUDA C++ twins, and the streaming kernel, beside the device-to-device copy of the same
+//! bytes, on several grids; a tiling sweep over the tile edge `T`; and a sweep of the streaming
+//! kernel's launch shapes. Each sample is a run of time steps timed with CUDA
 //! events; inputs are fresh random values, never zeros. Without a GPU: one line, exit 0.
 
 use std::process::exit;
@@ -9,7 +10,7 @@ use benches::{Twins, criterion, from_ms, open_gpu, stencil_twin_source, write_gp
 use criterion::{BenchmarkId, Criterion, Throughput};
 use cudarc::driver::{CudaFunction, LaunchConfig};
 use gpu_kernels::stencil::{Coeffs, Grid3};
-use host::stencil::{StencilProblem, StencilVariant};
+use host::stencil::{StencilProblem, StencilVariant, streaming};
 use host::verify::compare;
 use host::{Element, Gpu, Result, random};
 
@@ -53,6 +54,9 @@ fn checked_twin<T: Element>(
     variant: StencilVariant,
     tile: usize,
 ) -> Option<(CudaFunction, LaunchConfig)> {
+    if !variant.tiles().contains(&tile) {
+        return None; // beyond the book (streaming): no tile edges, no twin
+    }
     let entry = or_exit(variant.entry_point_with_tile(T::NAME, tile));
     let function = twins?.function(&entry)?;
     let config = or_exit(variant.launch_config_with_tile(problem.grid(), size_of::<T>(), tile));
@@ -116,6 +120,24 @@ fn tiling<T: Element>(c: &mut Criterion, gpu: &Gpu, twins: Option<&Twins>) {
     group.finish();
 }
 
+/// The streaming kernel's launch shapes (`tiles::STREAMING_SWEEP_F32`, `_F64`): members
+/// `rust/<shape>`, e.g. `rust/32x16 v4 r1 a0 p1 z32 (default)`, beside the copy.
+fn streaming_sweep<T: Element>(c: &mut Criterion, gpu: &Gpu) {
+    let mut problem = problem::<T>(gpu, SWEEP_GRID);
+    let mut group = c.benchmark_group(format!("stencil_streaming/{}", case(SWEEP_GRID, T::NAME)));
+    group.throughput(Throughput::Elements(problem.grid().len() as u64));
+    group
+        .bench_function("copy", |b| b.iter_custom(|iters| from_ms(or_exit(problem.copy_ms(iters as usize)))));
+    for &shape in streaming::sweep(T::NAME) {
+        let steps = |iters: u64| iters.max(1) as usize;
+        let default = if shape == streaming::default_shape(T::NAME) { " (default)" } else { "" };
+        group.bench_function(format!("rust/{}{default}", streaming::Describe(shape)), |b| {
+            b.iter_custom(|iters| from_ms(or_exit(problem.run_streaming(shape, steps(iters)))))
+        });
+    }
+    group.finish();
+}
+
 fn main() {
     let Some(gpu) = open_gpu(BENCH) else { return };
     write_gpu_info(&gpu);
@@ -127,5 +149,7 @@ fn main() {
     }
     tiling::<f32>(&mut c, &gpu, twins.as_ref());
     tiling::<f64>(&mut c, &gpu, twins.as_ref());
+    streaming_sweep::<f32>(&mut c, &gpu);
+    streaming_sweep::<f64>(&mut c, &gpu);
     c.final_summary();
 }

@@ -47,6 +47,8 @@ pub mod thread {
         block_dim_z => _block_dim_z;
         /// `gridDim.x`
         grid_dim_x => _grid_dim_x;
+        /// `gridDim.z`
+        grid_dim_z => _grid_dim_z;
     }
 
     /// `__syncthreads()`: waits until every thread of the block has reached it, and makes
@@ -216,4 +218,59 @@ impl<T: Copy, const N: usize> SharedCube<T, N> {
         // SAFETY: per the caller.
         unsafe { self.array.write((z * N + y) * N + x, value) }
     }
+}
+
+/// Asks the memory system to bring the 128-byte line holding `ptr` into L2
+/// (`prefetch.global.L2`): no register waits for it, so a thread can have loads for planes
+/// far ahead in flight at no register cost. A hint only: it never faults and changes no value.
+///
+/// # Safety
+/// `ptr` points into a global-memory allocation.
+#[inline(always)]
+pub unsafe fn prefetch_l2<T>(ptr: *const T) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: a prefetch reads nothing into the program and writes nothing.
+    unsafe {
+        core::arch::asm!("prefetch.global.L2 [{p}];", p = in(reg64) ptr, options(nostack, readonly, preserves_flags))
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = ptr;
+        host_call("prefetch_l2")
+    }
+}
+
+/// `V` consecutive elements from `ptr`, read with the widest loads their alignment allows
+/// (one 16-byte `ld.global.v4.f32` / `ld.global.v2.f64` per 16 bytes; scalar when `V = 1`).
+///
+/// # Safety
+/// `ptr` is valid for reading `V` elements and aligned to `V · size_of::<T>()` bytes, or to
+/// 16 bytes when that is more; `V` is a power of two.
+#[inline(always)]
+pub unsafe fn load_vector<T: Copy, const V: usize>(ptr: *const T) -> [T; V] {
+    // SAFETY: per the caller; the alignment promise is what lets LLVM emit vector loads.
+    unsafe {
+        core::hint::assert_unchecked(ptr.addr().is_multiple_of(vector_alignment::<T, V>()));
+        ptr.cast::<[T; V]>().read()
+    }
+}
+
+/// Writes `V` consecutive elements to `ptr` with the widest stores their alignment allows.
+///
+/// # Safety
+/// As [`load_vector`], for writing.
+#[inline(always)]
+pub unsafe fn store_vector<T: Copy, const V: usize>(ptr: *mut T, values: [T; V]) {
+    // SAFETY: per the caller.
+    unsafe {
+        core::hint::assert_unchecked(ptr.addr().is_multiple_of(vector_alignment::<T, V>()));
+        ptr.cast::<[T; V]>().write(values)
+    }
+}
+
+/// The alignment [`load_vector`] and [`store_vector`] require: the vector's size, at most the
+/// 16 bytes of the widest load PTX has.
+pub const fn vector_alignment<T, const V: usize>() -> usize {
+    let bytes = V * size_of::<T>();
+    if bytes < 16 { bytes } else { 16 }
 }

@@ -12,9 +12,18 @@
 //! build type-checks and lints them); only the entry points are nvptx-only. Every intrinsic
 //! lives in [`device`].
 #![cfg_attr(target_arch = "nvptx64", no_std)]
+// `${concat(..)}` names the streaming kernel's entry points after their const generics.
+#![feature(macro_metavar_expr_concat)]
 #![cfg_attr(
     target_arch = "nvptx64",
-    feature(abi_ptx, core_intrinsics, stdarch_nvptx, gpu_intrinsics, gpu_launch_sized_workgroup_mem)
+    feature(
+        abi_ptx,
+        asm_experimental_arch,
+        core_intrinsics,
+        stdarch_nvptx,
+        gpu_intrinsics,
+        gpu_launch_sized_workgroup_mem
+    )
 )]
 
 pub mod device;

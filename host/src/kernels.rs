@@ -2,10 +2,11 @@
 //! (the PTX declares it `.extern .shared`, so `ptxas` cannot report it).
 
 use crate::merge::MergeVariant;
-use crate::stencil::StencilVariant;
+use crate::stencil::{StencilVariant, streaming};
 
 /// `(entry point, dynamic shared-memory bytes per block)` for every launched kernel: the
-/// stencils at every tile edge of their sweep, the merges on every key type at every
+/// book's stencils at every tile edge of their sweep, every streaming stencil kernel (no
+/// shared memory), the merges on every key type at every
 /// coarsening factor of theirs.
 pub fn entry_points() -> Vec<(String, usize)> {
     let mut entries = Vec::new();
@@ -18,6 +19,12 @@ pub fn entry_points() -> Vec<(String, usize)> {
                 let entry = variant.entry_point_with_tile(dtype, tile).expect("tile of the variant");
                 entries.push((entry, config.shared_mem_bytes as usize));
             }
+        }
+    }
+    for dtype in ["f32", "f64"] {
+        for &kernel in streaming::kernels(dtype) {
+            let entry = streaming::entry_point(streaming::shape_of(kernel), dtype).expect("a built kernel");
+            entries.push((entry, 0));
         }
     }
     for variant in MergeVariant::ALL {

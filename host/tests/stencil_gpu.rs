@@ -143,3 +143,64 @@ fn every_tile_of_the_tiling_sweep_matches_the_reference() {
         }
     }
 }
+
+/// Grids for the streaming kernel beyond [`SHAPES`]: odd `nx`, `nx` a multiple of 2 but not
+/// of 4 or 8 (narrower vectors), a multiple of 8 with odd `ny`, long z, and long x thin y–z.
+const STREAMING_SHAPES: [(usize, usize, usize); 6] =
+    [(1000, 5, 5), (9, 7, 35), (6, 10, 42), (17, 19, 516), (7, 9, 1025), (70, 66, 36)];
+
+fn streaming_shapes<T: Element>() {
+    let gpu = gpu();
+    for shape in STREAMING_SHAPES {
+        check::<T>(&gpu, StencilVariant::Streaming, shape, random_coeffs(random::fresh_seed()), 1);
+        check::<T>(&gpu, StencilVariant::Streaming, shape, random_coeffs(random::fresh_seed()), 10);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn streaming_matches_the_reference_on_odd_and_unaligned_grids_f32() {
+    streaming_shapes::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn streaming_matches_the_reference_on_odd_and_unaligned_grids_f64() {
+    streaming_shapes::<f64>();
+}
+
+fn every_streaming_kernel<T: Element>() {
+    use gpu_kernels::stencil::tiles::StreamingShape;
+    use host::stencil::streaming;
+    let gpu = gpu();
+    // nx = 40 takes every vector width; the blocks and planes leave partial blocks on every
+    // axis, and one plane per block has every block start and end at a z boundary.
+    for shape in [(21, 19, 40), (4, 3, 8)] {
+        let seed = random::fresh_seed();
+        let input = random::random_grid::<T>(shape, seed).unwrap();
+        let coeffs = random_coeffs(seed);
+        let reference = reference_steps(input.view(), coeffs, 3);
+        let mut problem = stencil::StencilProblem::new(&gpu, input.view(), coeffs).unwrap();
+        for &kernel in streaming::kernels(T::NAME) {
+            for (block, planes) in [([32, 4], 1), ([8, 2], 5), ([64, 1], 64)] {
+                let s = StreamingShape { kernel, block, planes };
+                problem.run_streaming(s, 3).unwrap();
+                let out = problem.output().unwrap();
+                let c = compare(out.as_slice().unwrap(), reference.as_slice().unwrap());
+                assert!(c.ok, "{} {} on {shape:?}, seed {seed}: {c:?}", streaming::Describe(s), T::NAME);
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_streaming_kernel_matches_the_reference_f32() {
+    every_streaming_kernel::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_streaming_kernel_matches_the_reference_f64() {
+    every_streaming_kernel::<f64>();
+}

@@ -46,3 +46,45 @@ stencil_entry_points! {
     stencil7_coarsened_t16_f32 => stencil_coarsened::<f32, 16>;
     stencil7_coarsened_t16_f64 => stencil_coarsened::<f64, 16>;
 }
+
+/// Stamps out the streaming kernel's entry points
+/// `stencil7_streaming_v<V>_r<ROWS>_a<AHEAD>_p<PREFETCH>_<t>` for each
+/// `(V, ROWS, AHEAD, PREFETCH)` listed, and the list itself as `$list` for the host.
+macro_rules! streaming_entry_points {
+    ($($list:ident: $t:ident => [$(($v:literal, $rows:literal, $ahead:literal, $prefetch:literal)),* $(,)?];)*) => {$(
+        #[doc = concat!("Every streaming entry point built for `", stringify!($t), "`.")]
+        pub const $list: &[super::tiles::StreamingKernel] = &[$(
+            super::tiles::StreamingKernel { vector: $v, rows: $rows, ahead: $ahead, prefetch: $prefetch }
+        ),*];
+        $(
+            #[cfg(target_arch = "nvptx64")]
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn ${concat(stencil7_streaming_v, $v, _r, $rows, _a, $ahead, _p, $prefetch, _, $t)}(
+                input: *const $t,
+                output: *mut $t,
+                grid: super::Grid3,
+                coeffs: super::Coeffs<$t>,
+            ) {
+                // SAFETY: the host launcher picks this entry point only for grids whose `nx`
+                // `V` divides, and covers the grid with the shape's blocks.
+                unsafe {
+                    super::stencil_streaming::<$t, $v, $rows, $ahead, $prefetch>(input, output, grid, coeffs)
+                }
+            }
+        )*
+    )*};
+}
+
+// The defaults (`tiles::STREAMING_F32`, `STREAMING_F64`), the narrower vectors they fall back to
+// on rows whose length their vector does not divide, and the other kernels of the benchmarks'
+// streaming sweep (`tiles::STREAMING_SWEEP_F32`, `STREAMING_SWEEP_F64`).
+streaming_entry_points! {
+    STREAMING_KERNELS_F32: f32 => [
+        (4, 1, 0, 1), (2, 1, 0, 1), (1, 1, 0, 1),
+        (4, 1, 0, 0), (4, 1, 0, 2), (8, 1, 0, 1), (4, 2, 0, 1), (4, 1, 1, 1),
+    ];
+    STREAMING_KERNELS_F64: f64 => [
+        (2, 1, 0, 1), (1, 1, 0, 1),
+        (2, 1, 0, 0), (2, 1, 0, 2), (4, 1, 0, 1), (2, 2, 0, 1), (2, 1, 1, 1),
+    ];
+}

@@ -26,3 +26,105 @@ pub const COARSENED_SWEEP: [usize; 2] = [16, COARSENED_IN_TILE_DIM];
 pub const fn out_tile_dim(in_tile_dim: usize) -> usize {
     in_tile_dim - 2
 }
+
+/// The const generics of one streaming kernel entry point (`streaming.rs`): see
+/// [`STREAMING_KERNELS_F32`](super::STREAMING_KERNELS_F32) for the ones built.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StreamingKernel {
+    /// Consecutive x points per thread, loaded and stored as one vector (elements).
+    pub vector: usize,
+    /// Consecutive y rows per thread.
+    pub rows: usize,
+    /// Planes held in registers beyond the next one, their loads in flight (0: the next only).
+    pub ahead: usize,
+    /// How many planes beyond the register queue each thread prefetches into L2 (0: none).
+    pub prefetch: usize,
+}
+
+/// A launch shape of the streaming kernel: the entry point, and the block shape and planes
+/// per block chosen at launch.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct StreamingShape {
+    pub kernel: StreamingKernel,
+    /// Threads per block along x and y.
+    pub block: [u32; 2],
+    /// z planes per block.
+    pub planes: u32,
+}
+
+impl StreamingShape {
+    /// Points one block updates per plane along x.
+    pub const fn block_points_x(self) -> u32 {
+        self.block[0] * self.kernel.vector as u32
+    }
+
+    /// Rows one block updates per plane along y.
+    pub const fn block_points_y(self) -> u32 {
+        self.block[1] * self.kernel.rows as u32
+    }
+
+    /// This shape with another vector width (for rows whose length it does not divide).
+    pub const fn with_vector(self, vector: usize) -> Self {
+        Self { kernel: StreamingKernel { vector, ..self.kernel }, ..self }
+    }
+}
+
+/// Blocks per SM that the library's streaming launch gives at least, lowering the planes per
+/// block on grids too small for the default shape to fill the GPU (e.g. 128³: from 32 blocks
+/// to 512). Small grids are latency-bound, and two resident blocks per SM hide more of it.
+pub const STREAMING_MIN_BLOCKS_PER_SM: u32 = 2;
+
+/// The streaming kernel's default shape for `f32`: 16-byte rows (4 points), one row per
+/// thread, no extra register planes, the plane after the register queue prefetched into L2,
+/// 32×16 threads, 32 planes per block. Chosen by `tune_streaming` on an H200 (2026-11-30):
+/// the fastest or within 0.3 % of it at 512³ (93.8 % of the copy) and at 256×512×1024
+/// (94.8 %), among 564 shapes (the sweep and its reasons: docs/benchmarks-commentary.md).
+pub const STREAMING_F32: StreamingShape = shape([32, 16], 4, 1, 0, 1, 32);
+
+/// The streaming kernel's default shape for `f64`: as for `f32`, with 16-byte rows of 2 points
+/// (94.0 % of the copy at 512³, 88.9 % at 256×512×1024 where no shape passed 89.7 %).
+pub const STREAMING_F64: StreamingShape = shape([32, 16], 2, 1, 0, 1, 32);
+
+/// The benchmarks' streaming sweep for `f32`: the default, then one change at a time (no
+/// prefetch, prefetch 2, 8 or 2 points per thread, 2 rows per thread, one plane ahead in
+/// registers, a 32×4 block, 8 and 128 planes per block).
+pub const STREAMING_SWEEP_F32: [StreamingShape; 10] = [
+    STREAMING_F32,
+    shape([32, 16], 4, 1, 0, 0, 32),
+    shape([32, 16], 4, 1, 0, 2, 32),
+    shape([32, 16], 8, 1, 0, 1, 32),
+    shape([32, 16], 2, 1, 0, 1, 32),
+    shape([32, 16], 4, 2, 0, 1, 32),
+    shape([32, 16], 4, 1, 1, 1, 32),
+    shape([32, 4], 4, 1, 0, 1, 32),
+    shape([32, 16], 4, 1, 0, 1, 8),
+    shape([32, 16], 4, 1, 0, 1, 128),
+];
+
+/// The benchmarks' streaming sweep for `f64`, the same changes as for `f32` (4 or 1 points per
+/// thread instead of 8 or 2).
+pub const STREAMING_SWEEP_F64: [StreamingShape; 10] = [
+    STREAMING_F64,
+    shape([32, 16], 2, 1, 0, 0, 32),
+    shape([32, 16], 2, 1, 0, 2, 32),
+    shape([32, 16], 4, 1, 0, 1, 32),
+    shape([32, 16], 1, 1, 0, 1, 32),
+    shape([32, 16], 2, 2, 0, 1, 32),
+    shape([32, 16], 2, 1, 1, 1, 32),
+    shape([32, 4], 2, 1, 0, 1, 32),
+    shape([32, 16], 2, 1, 0, 1, 8),
+    shape([32, 16], 2, 1, 0, 1, 128),
+];
+
+/// `StreamingShape` from block, vector, rows, ahead, prefetch and planes, in the order the
+/// sweep's names (`32x16 v4 r1 a0 p1 z32`) write them.
+const fn shape(
+    block: [u32; 2],
+    vector: usize,
+    rows: usize,
+    ahead: usize,
+    prefetch: usize,
+    planes: u32,
+) -> StreamingShape {
+    StreamingShape { kernel: StreamingKernel { vector, rows, ahead, prefetch }, block, planes }
+}

@@ -2,10 +2,11 @@
 //! and timed launches of any variant.
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use gpu_kernels::stencil::tiles::StreamingShape;
 use gpu_kernels::stencil::{Coeffs, Grid3};
 use ndarray::{Array3, ArrayView3};
 
-use super::{StencilVariant, grid_of};
+use super::{StencilVariant, grid_of, streaming};
 use crate::error::CudaContext as _;
 use crate::gpu::ByValue;
 use crate::{Element, Error, Gpu, Result};
@@ -42,7 +43,35 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// steps in milliseconds (CUDA events; the reset of the buffers is not timed). The first
     /// step's output buffer is poisoned with NaN beforehand, so unwritten points show.
     pub fn run(&mut self, variant: StencilVariant, steps: usize) -> Result<f64> {
-        self.run_with_tile(variant, variant.default_tile(), steps)
+        match variant {
+            StencilVariant::Streaming => {
+                let default = streaming::default_shape(T::NAME);
+                let sms = self.gpu.info.multiprocessors.max(1) as u32;
+                self.run_streaming(streaming::fill(default, self.grid, sms), steps)
+            }
+            _ => self.run_with_tile(variant, variant.default_tile(), steps),
+        }
+    }
+
+    /// As [`run`](Self::run), for the streaming kernel launched with `shape` (its vector
+    /// width narrowed to one that divides the rows, see [`streaming::fit`]). [`run`](Self::run)
+    /// launches the default shape, with fewer planes per block on small grids ([`streaming::fill`]).
+    pub fn run_streaming(&mut self, shape: StreamingShape, steps: usize) -> Result<f64> {
+        let shape = streaming::fit(shape, self.grid, T::NAME);
+        let function = self.gpu.function(&streaming::entry_point(shape, T::NAME)?)?;
+        let config = streaming::launch_config(shape, self.grid)?;
+        let most = function
+            .max_threads_per_block()
+            .context(|| "reading the streaming kernel's largest block".into())?;
+        let [bx, by] = shape.block;
+        if (bx * by) as i32 > most {
+            return Err(Error::BadArgument(format!(
+                "a streaming block of {bx}×{by} threads is over the {most} this kernel's registers allow ({})",
+                streaming::Describe(shape)
+            )));
+        }
+        let label = format!("streaming {} ({})", T::NAME, streaming::Describe(shape));
+        self.run_function(&function, config, &label, steps)
     }
 
     /// As [`run`](Self::run), with the entry point of input-tile edge `tile` (one of

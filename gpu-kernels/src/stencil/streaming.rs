@@ -1,0 +1,151 @@
+//! Beyond the book: 2.5D streaming (Micikevicius, "3D finite difference computation on GPUs
+//! using CUDA", 2009; the `in_prev`/`in_curr`/`in_next` of PMPP Fig. 8.12 without the shared
+//! plane). Each thread owns a `ROWS × V` patch of an x–y plane and walks a run of z planes;
+//! its z neighbours rotate through registers, so DRAM sees each plane once. There are no
+//! barriers: the x–y neighbours of a plane (its halo) are read straight from global memory, one
+//! plane ahead, where this thread's and its neighbours' loads brought them into L1 and L2.
+//!
+//! What makes it fast is bytes in flight (Little's law): rows are loaded as 16-byte vectors
+//! (`V` = 4 in `f32`, 2 in `f64`); every load of an iteration is issued before the first use,
+//! none behind a branch (reads are clamped into the grid, boundary points selected after); and
+//! each thread asks L2 to prefetch the plane after its register queue (`PREFETCH`), which keeps
+//! DRAM busy without holding a register. The book's kernels have one 4-byte load per thread in
+//! flight and a barrier per plane. Results are bitwise those of the CPU reference: the same
+//! formula (`Coeffs::apply`) in the same order.
+//!
+//! The constants (`V`, `ROWS`, `AHEAD`, `PREFETCH` here; block shape and planes per block at
+//! launch) were chosen by a sweep on an H200: see `tiles::STREAMING_F32` and the report.
+
+use super::{Coeffs, Grid3, Neighbours};
+use crate::Real;
+use crate::device::thread::*;
+use crate::device::{load_vector, prefetch_l2, store_vector};
+
+/// The `ROWS × V` points of one plane that a thread owns.
+type Patch<T, const V: usize, const ROWS: usize> = [[T; V]; ROWS];
+
+/// The current plane's points around a thread's patch: the rows above and below it, the
+/// columns left and right of it.
+#[derive(Clone, Copy)]
+struct Halo<T, const V: usize, const ROWS: usize> {
+    above: [T; V],
+    below: [T; V],
+    left: [T; ROWS],
+    right: [T; ROWS],
+}
+
+/// One time step of the stencil; boundary points copy their input.
+///
+/// # Safety
+/// `input` and `output` hold `grid.len()` elements each, start 16-byte aligned and do not
+/// overlap; `V` is a power of two that divides `grid.nx`; the launch covers the x–y plane
+/// with blocks of `V`-wide, `ROWS`-tall patches per thread, and `gridDim.z` blocks share the
+/// planes along z.
+#[inline(always)]
+pub unsafe fn stencil_streaming<
+    T: Real,
+    const V: usize,
+    const ROWS: usize,
+    const AHEAD: usize,
+    const PREFETCH: usize,
+>(
+    input: *const T,
+    output: *mut T,
+    grid: Grid3,
+    c: Coeffs<T>,
+) {
+    let Grid3 { nx, ny, nz } = grid;
+    let k_start = (block_idx_x() * block_dim_x() + thread_idx_x()) * V as u32;
+    let j_start = (block_idx_y() * block_dim_y() + thread_idx_y()) * ROWS as u32;
+    if k_start >= nx || j_start >= ny {
+        return;
+    }
+    let planes = nz.div_ceil(grid_dim_z());
+    let i_start = block_idx_z() * planes;
+    let i_end = (i_start + planes).min(nz);
+
+    // Every read is clamped into the grid, so no load sits behind a branch: a clamped value
+    // belongs to a boundary point or a row past the grid, and is never used. Planes are
+    // clamped to the block's run and the one plane on each side of it.
+    let (i_first, i_last) = (i_start.saturating_sub(1), i_end.min(nz - 1));
+    let plane = |i: u32| i.clamp(i_first, i_last) as usize * grid.plane_stride();
+    let row = |j: u32| j.min(ny - 1) as usize * grid.row_stride() + k_start as usize;
+    let rows: [usize; ROWS] = core::array::from_fn(|r| row(j_start + r as u32));
+    let (above, below) = (row(j_start.saturating_sub(1)), row(j_start + ROWS as u32));
+    let left = usize::from(k_start > 0);
+    let right = if k_start + (V as u32) < nx { V } else { V - 1 };
+    // SAFETY (loads): every offset lies in the grid; `k_start` is a multiple of `V`, which
+    // divides `nx`, so each row of a patch is `V` aligned elements of one grid row.
+    let load_patch = |i: u32| -> Patch<T, V, ROWS> {
+        let at = plane(i);
+        core::array::from_fn(|r| unsafe { load_vector(input.add(at + rows[r])) })
+    };
+    let load_halo = |i: u32| -> Halo<T, V, ROWS> {
+        let at = plane(i);
+        unsafe {
+            Halo {
+                above: load_vector(input.add(at + above)),
+                below: load_vector(input.add(at + below)),
+                left: core::array::from_fn(|r| *input.add(at + rows[r] - left)),
+                right: core::array::from_fn(|r| *input.add(at + rows[r] + right)),
+            }
+        }
+    };
+    let x_interior: [bool; V] = core::array::from_fn(|e| (k_start + e as u32).wrapping_sub(1) < nx - 2);
+    let y_interior: [bool; ROWS] = core::array::from_fn(|r| (j_start + r as u32).wrapping_sub(1) < ny - 2);
+
+    // The register queue along z: `in_prev`, `in_curr` (with its halo), `in_next`, and the
+    // `AHEAD` planes after it, whose loads are in flight.
+    let mut in_prev = load_patch(i_start.wrapping_sub(1));
+    let mut in_curr = load_patch(i_start);
+    let mut halo = load_halo(i_start);
+    let mut in_next = load_patch(i_start + 1);
+    let mut in_ahead: [Patch<T, V, ROWS>; AHEAD] =
+        core::array::from_fn(|a| load_patch(i_start + 2 + a as u32));
+    for i in i_start..i_end {
+        // Start the loads of the next plane's halo and of the plane entering the queue.
+        let next_halo = load_halo(i + 1);
+        let entering = load_patch(i + 2 + AHEAD as u32);
+        if PREFETCH > 0 {
+            let at = plane(i + 2 + (AHEAD + PREFETCH) as u32);
+            for &row in &rows {
+                // SAFETY: the offset lies in the grid.
+                unsafe { prefetch_l2(input.add(at + row)) };
+            }
+        }
+
+        let z_interior = i.wrapping_sub(1) < nz - 2;
+        let at = i as usize * grid.plane_stride();
+        for r in 0..ROWS {
+            let out: [T; V] = core::array::from_fn(|e| {
+                let center = in_curr[r][e];
+                let value = c.apply(Neighbours {
+                    center,
+                    x_minus: if e == 0 { halo.left[r] } else { in_curr[r][e - 1] },
+                    x_plus: if e == V - 1 { halo.right[r] } else { in_curr[r][e + 1] },
+                    y_minus: if r == 0 { halo.above[e] } else { in_curr[r - 1][e] },
+                    y_plus: if r == ROWS - 1 { halo.below[e] } else { in_curr[r + 1][e] },
+                    z_minus: in_prev[r][e],
+                    z_plus: in_next[r][e],
+                });
+                if z_interior && y_interior[r] && x_interior[e] { value } else { center }
+            });
+            if j_start + (r as u32) < ny {
+                // SAFETY: row `j_start + r` is in the grid, so `rows[r]` is its unclamped
+                // offset; aligned as loaded.
+                unsafe { store_vector(output.add(at + rows[r]), out) };
+            }
+        }
+
+        in_prev = in_curr;
+        in_curr = in_next;
+        halo = next_halo;
+        if AHEAD == 0 {
+            in_next = entering;
+        } else {
+            in_next = in_ahead[0];
+            in_ahead.rotate_left(1);
+            in_ahead[AHEAD - 1] = entering;
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! `tune_streaming`: times every launch shape of the streaming stencil kernel on this GPU
+//! (every built vector width × rows per thread × planes ahead × planes prefetched, crossed with block shapes and
+//! planes per block), prints the fastest against the device-to-device copy, and checks the
+//! best few against the CPU reference. This is how `tiles::STREAMING_F32` and
+//! `STREAMING_F64` were chosen; run it to see whether another GPU prefers another shape:
+//!
+//! ```sh
+//! cargo run --release --example tune_streaming -- --grid 512 --dtype all
+//! ```
+
+use std::process::ExitCode;
+
+use clap::{Parser, ValueEnum};
+use gpu_kernels::stencil::tiles::StreamingShape;
+use gpu_kernels::stencil::{Coeffs, Grid3};
+use host::report::{Table, gpu_line, report_error};
+use host::stencil::{StencilProblem, parse_grid, reference_steps, streaming};
+use host::verify::compare;
+use host::{Element, Error, Gpu, Result, random, stats::median_after_warm_up};
+
+/// Block shapes `[x, y]` (threads) tried with every kernel.
+const BLOCKS: [[u32; 2]; 8] = [[32, 4], [32, 8], [32, 16], [32, 32], [64, 4], [64, 8], [128, 2], [128, 4]];
+/// Planes per block tried with every kernel.
+const PLANES: [u32; 6] = [2, 4, 8, 16, 32, 64];
+
+#[derive(Parser)]
+#[command(about = "Time every launch shape of the streaming stencil kernel and print the fastest")]
+struct Args {
+    /// Grid size: N or NZxNYxNX (x fastest).
+    #[arg(long, default_value = "512", value_parser = |s: &str| parse_grid(s).map_err(|e| e.to_string()))]
+    grid: Grid3,
+    /// Element type.
+    #[arg(long, value_enum, default_value_t = Dtype::All)]
+    dtype: Dtype,
+    /// Timed runs per shape (median reported).
+    #[arg(long, default_value_t = 10)]
+    repeat: usize,
+    /// Shapes listed, fastest first.
+    #[arg(long, default_value_t = 25)]
+    top: usize,
+    /// Shapes checked against the CPU reference, fastest first.
+    #[arg(long, default_value_t = 3)]
+    verify: usize,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
+enum Dtype {
+    F32,
+    F64,
+    All,
+}
+
+fn tune<T: Element>(gpu: &Gpu, args: &Args) -> Result<bool> {
+    let Grid3 { nx, ny, nz } = args.grid;
+    let input = random::random_grid::<T>((nz as usize, ny as usize, nx as usize), random::fresh_seed())?;
+    let coeffs = Coeffs([0.4, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1].map(T::from_f64));
+    let mut problem = StencilProblem::new(gpu, input.view(), coeffs)?;
+    let copy_ms = median_after_warm_up(args.repeat, || problem.copy_ms(1))?;
+    let mut timed: Vec<(f64, StreamingShape)> = Vec::new();
+    for &kernel in streaming::kernels(T::NAME) {
+        for block in BLOCKS {
+            for planes in PLANES {
+                let shape = StreamingShape { kernel, block, planes };
+                if streaming::launch_config(shape, args.grid).is_err() {
+                    continue;
+                }
+                // Shapes whose blocks are over the kernel's register budget are skipped.
+                match median_after_warm_up(args.repeat, || problem.run_streaming(shape, 1)) {
+                    Ok(ms) => timed.push((ms, shape)),
+                    Err(Error::BadArgument(_)) => continue,
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+    }
+    timed.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let default = streaming::fit(streaming::default_shape(T::NAME), args.grid, T::NAME);
+    let reference = reference_steps(input.view(), coeffs, 1);
+    let mut table = Table::new(vec!["rank", "dtype", "shape", "ms", "Gpoints/s", "% of copy", "check"]);
+    let mut all_ok = true;
+    for (rank, &(ms, shape)) in timed.iter().enumerate() {
+        let listed = rank < args.top || shape == default;
+        if !listed {
+            continue;
+        }
+        let check = if rank < args.verify || shape == default {
+            problem.run_streaming(shape, 1)?;
+            let out = problem.output()?;
+            let c = compare(out.as_slice().expect("contiguous"), reference.as_slice().expect("contiguous"));
+            all_ok &= c.ok;
+            if c.ok { "OK".to_owned() } else { format!("FAIL {c:?}") }
+        } else {
+            "-".to_owned()
+        };
+        let marker = if shape == default { " (default)" } else { "" };
+        table.push(vec![
+            (rank + 1).to_string(),
+            T::NAME.into(),
+            format!("{}{marker}", streaming::Describe(shape)),
+            format!("{ms:.4}"),
+            format!("{:.1}", args.grid.len() as f64 / ms / 1e6),
+            format!("{:.1}", 100.0 * copy_ms / ms),
+            check,
+        ]);
+    }
+    println!(
+        "{} shapes timed on {nz}x{ny}x{nx} {}; copy {copy_ms:.4} ms ({:.1} Gpoints/s)",
+        timed.len(),
+        T::NAME,
+        args.grid.len() as f64 / copy_ms / 1e6
+    );
+    print!("{}", table.render());
+    Ok(all_ok)
+}
+
+fn main() -> ExitCode {
+    let args = Args::parse();
+    let run = || -> Result<ExitCode> {
+        let gpu = Gpu::new(0)?;
+        println!("{}", gpu_line(&gpu.info));
+        let mut ok = true;
+        if args.dtype != Dtype::F64 {
+            ok &= tune::<f32>(&gpu, &args)?;
+        }
+        if args.dtype != Dtype::F32 {
+            ok &= tune::<f64>(&gpu, &args)?;
+        }
+        Ok(if ok { ExitCode::SUCCESS } else { ExitCode::FAILURE })
+    };
+    run().unwrap_or_else(|e| report_error("tune_streaming", &e))
+}
