@@ -1,24 +1,32 @@
-//! `stencil`: runs PMPP chapter 8's seven-point stencil kernels (written in Rust, compiled
-//! to PTX) on the GPU, checks each against the CPU reference, and reports time per step,
-//! throughput and the fraction of the device-to-device copy ceiling it reaches.
+//! `stencil`: runs PMPP chapter 8's seven-point stencil kernels and the streaming kernel beyond
+//! the book (written in Rust, compiled to PTX) on the GPU, checks each against the CPU
+//! reference, and reports time per step, throughput and the fraction of the device-to-device
+//! copy ceiling it reaches. The input is
+//! random, or a NumPy `.npy` file (`--input`); `--output` saves the result as `.npy`.
 
+use std::fs::File;
+use std::io::{BufReader, Seek};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
 use gpu_kernels::stencil::{Coeffs, Grid3};
 use host::report::{Table, gpu_line, parse_list, report_error, thousands};
-use host::stencil::{StencilProblem, StencilVariant, parse_grid, reference_steps};
+use host::stencil::{StencilProblem, StencilVariant, grid_of, parse_grid, reference_steps};
 use host::verify::{Comparison, compare};
-use host::{Element, Gpu, Result, random, stats::median_after_warm_up};
+use host::{Element, Error, Gpu, Result, random, stats::median_after_warm_up};
+use ndarray::Array3;
+use ndarray_npy::npy::header::Header;
+use ndarray_npy::{ReadableElement, WritableElement, write_npy};
 use serde_json::json;
 
 #[derive(Parser, Debug)]
 #[command(
     name = "stencil",
     version,
-    about = "Run the four PMPP chapter-8 stencil kernels on the GPU, verify them, and compare their speed with the memory-bandwidth ceiling",
-    long_about = "Run the four PMPP chapter-8 seven-point stencil kernels (basic, shared-tiled, coarsened, register-tiled; \
-written in Rust, compiled to PTX) on the GPU. Each is checked against a CPU reference and timed with CUDA events \
+    about = "Run the PMPP chapter-8 stencil kernels and the streaming kernel on the GPU, verify them, and compare their speed with the memory-bandwidth ceiling",
+    long_about = "Run the four PMPP chapter-8 seven-point stencil kernels (basic, shared-tiled, coarsened, register-tiled) \
+and the streaming kernel beyond the book (2.5D, the fastest), all written in Rust and compiled to PTX, on the GPU. Each is checked against a CPU reference and timed with CUDA events \
 (median of --repeat runs after one warm-up). The ceiling is a device-to-device copy of the same bytes (each point \
 read once and written once), timed the same way.\n\nExit status: 0 all OK, 1 a variant FAILED its check, 2 an error \
 (bad arguments, no GPU, out of memory)."
@@ -27,10 +35,19 @@ struct Args {
     /// Grid size: N for an N×N×N cube, or NZxNYxNX (x fastest in memory); every extent ≥ 3.
     #[arg(long, default_value = "512", value_parser = |s: &str| parse_grid(s).map_err(|e| e.to_string()))]
     grid: Grid3,
-    /// Element type.
-    #[arg(long, value_enum, default_value_t = DtypeArg::All)]
-    dtype: DtypeArg,
-    /// Kernel: all, basic, shared-tiled, coarsened or register-tiled.
+    /// Element type [default: all; with --input, the file's].
+    #[arg(long, value_enum)]
+    dtype: Option<DtypeArg>,
+    /// Read the input grid from a NumPy .npy file instead of random values: shape (nz, ny, nx),
+    /// C order, float32 or float64. The grid and the dtype come from the file.
+    #[arg(long, value_name = "FILE.npy", conflicts_with_all = ["grid", "seed"])]
+    input: Option<PathBuf>,
+    /// Write the result of the run (after --steps steps) to a NumPy .npy file; needs exactly
+    /// one --variant and one dtype.
+    #[arg(long, value_name = "FILE.npy")]
+    output: Option<PathBuf>,
+    /// Kernel: all, basic, shared-tiled, coarsened, register-tiled or streaming (the fastest), or
+    /// a comma-separated list.
     #[arg(long, default_value = "all", value_parser = parse_variants)]
     variant: Variants,
     /// Time steps per run (two buffers ping-pong; boundaries keep their input values).
@@ -63,6 +80,16 @@ enum DtypeArg {
     All,
 }
 
+impl DtypeArg {
+    fn name(self) -> &'static str {
+        match self {
+            DtypeArg::F32 => "f32",
+            DtypeArg::F64 => "f64",
+            DtypeArg::All => "all",
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Variants(Vec<StencilVariant>);
 
@@ -85,6 +112,129 @@ fn parse_coeffs(text: &str) -> std::result::Result<Coefficients, String> {
         return Err(format!("coefficient {bad} is not finite"));
     }
     Ok(Coefficients(values))
+}
+
+/// A grid read from a `.npy` file, in the file's element type.
+#[derive(Debug, PartialEq)]
+enum NpyGrid {
+    F32(Array3<f32>),
+    F64(Array3<f64>),
+}
+
+impl NpyGrid {
+    fn dtype(&self) -> DtypeArg {
+        match self {
+            NpyGrid::F32(_) => DtypeArg::F32,
+            NpyGrid::F64(_) => DtypeArg::F64,
+        }
+    }
+
+    fn grid(&self) -> Grid3 {
+        let (nz, ny, nx) = match self {
+            NpyGrid::F32(a) => a.dim(),
+            NpyGrid::F64(a) => a.dim(),
+        };
+        Grid3 { nx: nx as u32, ny: ny as u32, nz: nz as u32 }
+    }
+}
+
+/// The element type of a `.npy` type descriptor, if it is `float32` or `float64` (either byte order).
+fn npy_dtype(descriptor: &str) -> Option<DtypeArg> {
+    match descriptor.strip_prefix(['<', '>'])? {
+        "f4" => Some(DtypeArg::F32),
+        "f8" => Some(DtypeArg::F64),
+        _ => None,
+    }
+}
+
+/// Reads a grid of shape `(nz, ny, nx)`, C order, `float32` or `float64`, from the `.npy` file at
+/// `path`. Every extent must be at least 3.
+fn read_grid_npy(path: &Path) -> Result<NpyGrid> {
+    let bad = |why: String| Error::BadArgument(format!("--input {}: {why}", path.display()));
+    let file = File::open(path).map_err(|e| bad(format!("cannot open it: {e}")))?;
+    let file_len = file.metadata().map_err(|e| bad(format!("cannot read it: {e}")))?.len();
+    let mut reader = BufReader::new(file);
+    let header = Header::from_reader(&mut reader).map_err(|e| bad(format!("not a NumPy .npy file ({e})")))?;
+    let descriptor = header.type_descriptor.as_string().map(String::as_str).unwrap_or("");
+    let dtype = npy_dtype(descriptor).ok_or_else(|| {
+        bad(format!("its dtype is {}, expected float32 ('<f4') or float64 ('<f8')", header.type_descriptor))
+    })?;
+    if header.layout.is_fortran() {
+        return Err(bad("it is in Fortran order; save it in C order (np.ascontiguousarray)".into()));
+    }
+    let &[nz, ny, nx] = header.shape.as_slice() else {
+        return Err(bad(format!(
+            "its shape {:?} has {} dimensions, expected 3: (nz, ny, nx)",
+            header.shape,
+            header.shape.len()
+        )));
+    };
+    grid_of(nz, ny, nx).map_err(|e| match e {
+        Error::BadShape(why) => {
+            Error::BadShape(format!("--input {} holds {nz}x{ny}x{nx}: {why}", path.display()))
+        }
+        other => other,
+    })?;
+    // Checked before reading, so that a corrupt header cannot ask for an absurd allocation.
+    let element_bytes = if dtype == DtypeArg::F32 { 4 } else { 8 };
+    let needed = nz as u128 * ny as u128 * nx as u128 * element_bytes;
+    let data_bytes = reader.stream_position().map(|at| file_len.saturating_sub(at)).unwrap_or(0);
+    if u128::from(data_bytes) != needed {
+        return Err(bad(format!(
+            "it holds {data_bytes} bytes of data, but a {nz}x{ny}x{nx} {} grid needs {needed}",
+            dtype.name()
+        )));
+    }
+    let shape = (nz, ny, nx);
+    Ok(match dtype {
+        DtypeArg::F32 => NpyGrid::F32(read_npy_data(reader, &header, shape).map_err(bad)?),
+        DtypeArg::F64 => NpyGrid::F64(read_npy_data(reader, &header, shape).map_err(bad)?),
+        DtypeArg::All => unreachable!("npy_dtype names one element type"),
+    })
+}
+
+/// The data after a `.npy` header, as a grid of `shape`.
+fn read_npy_data<T: ReadableElement>(
+    reader: impl std::io::Read,
+    header: &Header,
+    shape: (usize, usize, usize),
+) -> std::result::Result<Array3<T>, String> {
+    let len = shape.0 * shape.1 * shape.2;
+    let values = T::read_to_end_exact_vec(reader, &header.type_descriptor, len)
+        .map_err(|e| format!("cannot read its data ({e})"))?;
+    Ok(Array3::from_shape_vec(shape, values).expect("length matches the shape"))
+}
+
+/// Writes `grid` to the `.npy` file at `path`, for `--output`.
+fn write_grid_npy<T: WritableElement>(path: &Path, grid: &Array3<T>) -> Result<()> {
+    write_npy(path, grid)
+        .map_err(|e| Error::BadArgument(format!("--output {}: cannot write it ({e})", path.display())))
+}
+
+/// The element types to run: `--dtype` (default all), or with `--input` the file's, which
+/// `--dtype` may only repeat.
+fn chosen_dtype(requested: Option<DtypeArg>, file: Option<DtypeArg>) -> Result<DtypeArg> {
+    match (requested, file) {
+        (Some(asked), Some(found)) if asked != found => Err(Error::BadArgument(format!(
+            "--dtype {} does not match the --input file, which holds {}; leave --dtype out",
+            asked.name(),
+            found.name()
+        ))),
+        (_, Some(found)) => Ok(found),
+        (asked, None) => Ok(asked.unwrap_or(DtypeArg::All)),
+    }
+}
+
+/// `--output` saves one grid, so it needs exactly one variant and one element type.
+fn check_output(args: &Args, dtype: DtypeArg) -> Result<()> {
+    if args.output.is_some() && (args.variant.0.len() != 1 || dtype == DtypeArg::All) {
+        return Err(Error::BadArgument(format!(
+            "--output writes one grid, but this run has {} variant(s) and dtype {}: choose one with --variant NAME and --dtype f32|f64 (or --input)",
+            args.variant.0.len(),
+            dtype.name()
+        )));
+    }
+    Ok(())
 }
 
 /// One line of the report.
@@ -118,11 +268,9 @@ impl Row {
     }
 }
 
-/// Runs every chosen variant for element type `T` and returns the report rows.
-fn run_dtype<T: Element>(gpu: &Gpu, args: &Args, seed: u64) -> Result<Vec<Row>> {
-    let Grid3 { nx, ny, nz } = args.grid;
-    let shape = (nz as usize, ny as usize, nx as usize);
-    let input = random::random_grid::<T>(shape, seed)?;
+/// Runs every chosen variant on `input` and returns the report rows; with `--output`, saves
+/// the result of the (one) variant.
+fn run_dtype<T: Element + WritableElement>(gpu: &Gpu, args: &Args, input: Array3<T>) -> Result<Vec<Row>> {
     let coeffs = Coeffs(args.coeffs.0.map(T::from_f64));
     let steps = args.steps as usize;
     let mut problem = StencilProblem::new(gpu, input.view(), coeffs)?;
@@ -144,25 +292,47 @@ fn run_dtype<T: Element>(gpu: &Gpu, args: &Args, seed: u64) -> Result<Vec<Row>> 
             dtype: T::NAME,
             ms_per_step: ms / steps as f64,
             copy_ms,
-            points: args.grid.len(),
+            points: input.len(),
             bytes_per_point: 2 * size_of::<T>(),
             check,
         });
+    }
+    if let Some(path) = &args.output {
+        write_grid_npy(path, &problem.output()?)?;
+    }
+    Ok(rows)
+}
+
+/// Runs the chosen variants on the `--input` grid, or on random grids of `--grid` for each
+/// chosen element type.
+fn run_all(gpu: &Gpu, args: &Args, file: Option<NpyGrid>, dtype: DtypeArg, seed: u64) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    match file {
+        Some(NpyGrid::F32(input)) => rows.extend(run_dtype(gpu, args, input)?),
+        Some(NpyGrid::F64(input)) => rows.extend(run_dtype(gpu, args, input)?),
+        None => {
+            let Grid3 { nx, ny, nz } = args.grid;
+            let shape = (nz as usize, ny as usize, nx as usize);
+            if matches!(dtype, DtypeArg::F32 | DtypeArg::All) {
+                rows.extend(run_dtype(gpu, args, random::random_grid::<f32>(shape, seed)?)?);
+            }
+            if matches!(dtype, DtypeArg::F64 | DtypeArg::All) {
+                rows.extend(run_dtype(gpu, args, random::random_grid::<f64>(shape, seed)?)?);
+            }
+        }
     }
     Ok(rows)
 }
 
 fn run(args: &Args) -> Result<ExitCode> {
+    let file = args.input.as_deref().map(read_grid_npy).transpose()?;
+    let dtype = chosen_dtype(args.dtype, file.as_ref().map(NpyGrid::dtype))?;
+    check_output(args, dtype)?;
+    let grid = file.as_ref().map_or(args.grid, NpyGrid::grid);
     let gpu = Gpu::new(args.device)?;
     let seed = args.seed.unwrap_or_else(random::fresh_seed);
-    let mut rows = Vec::new();
-    if matches!(args.dtype, DtypeArg::F32 | DtypeArg::All) {
-        rows.extend(run_dtype::<f32>(&gpu, args, seed)?);
-    }
-    if matches!(args.dtype, DtypeArg::F64 | DtypeArg::All) {
-        rows.extend(run_dtype::<f64>(&gpu, args, seed)?);
-    }
-    let Grid3 { nx, ny, nz } = args.grid;
+    let rows = run_all(&gpu, args, file, dtype, seed)?;
+    let Grid3 { nx, ny, nz } = grid;
     if args.json {
         let rows: Vec<_> = rows
             .iter()
@@ -176,18 +346,29 @@ fn run(args: &Args) -> Result<ExitCode> {
                 })
             })
             .collect();
-        let report = json!({
+        let mut report = json!({
             "gpu": gpu.info.name, "compute_capability": gpu.info.compute_capability,
             "driver_cuda_version": gpu.info.driver_cuda_version, "ptx_arch": host::gpu::PTX_ARCH,
             "grid": { "nz": nz, "ny": ny, "nx": nx }, "steps": args.steps, "repeat": args.repeat,
             "coeffs": args.coeffs.0, "seed": seed, "rows": rows,
         });
+        if let Some(path) = &args.input {
+            report["seed"] = serde_json::Value::Null;
+            report["input"] = json!(path.display().to_string());
+        }
+        if let Some(path) = &args.output {
+            report["output"] = json!(path.display().to_string());
+        }
         println!("{}", serde_json::to_string_pretty(&report).expect("JSON of plain values"));
     } else {
         println!("{}", gpu_line(&gpu.info));
+        let source = match &args.input {
+            Some(path) => format!("input {}", path.display()),
+            None => format!("seed {seed}"),
+        };
         println!(
-            "grid {nz}x{ny}x{nx} (nz×ny×nx, {} points), {} step(s), coefficients {:?}, median of {} runs, seed {seed}",
-            thousands(args.grid.len()),
+            "grid {nz}x{ny}x{nx} (nz×ny×nx, {} points), {} step(s), coefficients {:?}, median of {} runs, {source}",
+            thousands(grid.len()),
             args.steps,
             args.coeffs.0,
             args.repeat
@@ -232,6 +413,9 @@ fn run(args: &Args) -> Result<ExitCode> {
                 copy.gpoints_per_s()
             );
         }
+        if let Some(path) = &args.output {
+            println!("result of {} {} written to {}", rows[0].variant, rows[0].dtype, path.display());
+        }
     }
     let failed = rows.iter().any(|r| r.status() == "FAIL");
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
@@ -254,7 +438,9 @@ mod tests {
     fn defaults_are_a_big_laplacian_on_all_variants() {
         let args = parse(&[]).unwrap();
         assert_eq!(args.grid, Grid3 { nx: 512, ny: 512, nz: 512 });
-        assert_eq!(args.dtype, DtypeArg::All);
+        assert_eq!(args.dtype, None);
+        assert_eq!(chosen_dtype(args.dtype, None).unwrap(), DtypeArg::All);
+        assert_eq!((args.input, args.output), (None, None));
         assert_eq!(args.variant.0, StencilVariant::ALL);
         assert_eq!(args.coeffs.0, [-6.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]);
         assert_eq!((args.steps, args.repeat, args.no_verify, args.json), (1, 20, false, false));
@@ -302,6 +488,120 @@ mod tests {
         ] {
             let err = parse(args).unwrap_err().to_string();
             assert!(err.contains(reason), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn input_conflicts_with_grid_and_seed() {
+        let args = parse(&["--input", "in.npy", "--output", "out.npy", "--variant", "streaming"]).unwrap();
+        assert_eq!(args.input.as_deref(), Some(Path::new("in.npy")));
+        assert_eq!(args.output.as_deref(), Some(Path::new("out.npy")));
+        for other in [&["--grid", "64"][..], &["--seed", "1"][..]] {
+            let err = parse(&[&["--input", "in.npy"][..], other].concat()).unwrap_err();
+            assert_eq!(err.kind(), clap::error::ErrorKind::ArgumentConflict, "{other:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn dtype_must_be_absent_or_match_the_input_file() {
+        use DtypeArg::*;
+        assert_eq!(chosen_dtype(None, None).unwrap(), All);
+        assert_eq!(chosen_dtype(Some(F64), None).unwrap(), F64);
+        assert_eq!(chosen_dtype(None, Some(F32)).unwrap(), F32);
+        assert_eq!(chosen_dtype(Some(F64), Some(F64)).unwrap(), F64);
+        for asked in [F32, All] {
+            let err = chosen_dtype(Some(asked), Some(F64)).unwrap_err();
+            assert!(matches!(err, Error::BadArgument(_)), "{err}");
+            assert!(err.to_string().contains("which holds f64"), "{err}");
+        }
+    }
+
+    #[test]
+    fn output_needs_one_variant_and_one_dtype() {
+        let check = |extra: &[&str], dtype| check_output(&parse(extra).unwrap(), dtype);
+        assert!(check(&[], DtypeArg::All).is_ok(), "no --output, no constraint");
+        assert!(check(&["--output", "o.npy", "--variant", "basic"], DtypeArg::F32).is_ok());
+        for (extra, dtype) in [
+            (&["--output", "o.npy"][..], DtypeArg::F32),
+            (&["--output", "o.npy", "--variant", "basic,streaming"][..], DtypeArg::F64),
+            (&["--output", "o.npy", "--variant", "basic"][..], DtypeArg::All),
+        ] {
+            let err = check(extra, dtype).unwrap_err();
+            assert!(matches!(err, Error::BadArgument(_)), "{err}");
+            assert!(err.to_string().contains("--output writes one grid"), "{err}");
+        }
+    }
+
+    /// A fresh directory under the system's temp dir, removed on drop.
+    struct TempDir(PathBuf);
+
+    impl TempDir {
+        fn new(name: &str) -> TempDir {
+            let dir = std::env::temp_dir().join(format!("stencil-npy-{}-{name}", std::process::id()));
+            let _ = std::fs::remove_dir_all(&dir);
+            std::fs::create_dir_all(&dir).unwrap();
+            TempDir(dir)
+        }
+    }
+
+    impl Drop for TempDir {
+        fn drop(&mut self) {
+            let _ = std::fs::remove_dir_all(&self.0);
+        }
+    }
+
+    #[test]
+    fn npy_grids_round_trip_in_both_dtypes() {
+        let tmp = TempDir::new("round-trip");
+        let path = tmp.0.join("grid.npy");
+        let f32_grid = random::random_grid::<f32>((3, 4, 5), 7).unwrap();
+        write_grid_npy(&path, &f32_grid).unwrap();
+        let read = read_grid_npy(&path).unwrap();
+        assert_eq!(read.grid(), Grid3 { nx: 5, ny: 4, nz: 3 });
+        assert_eq!(read, NpyGrid::F32(f32_grid));
+        let f64_grid = random::random_grid::<f64>((6, 3, 4), 8).unwrap();
+        ndarray_npy::write_npy(&path, &f64_grid).unwrap();
+        assert_eq!(read_grid_npy(&path).unwrap(), NpyGrid::F64(f64_grid));
+    }
+
+    #[test]
+    fn bad_npy_files_are_errors_not_panics() {
+        let tmp = TempDir::new("bad");
+        let file = |name: &str| tmp.0.join(name);
+        ndarray_npy::write_npy(file("i32.npy"), &Array3::<i32>::zeros((3, 3, 3))).unwrap();
+        ndarray_npy::write_npy(file("2d.npy"), &ndarray::Array2::<f32>::zeros((4, 4))).unwrap();
+        ndarray_npy::write_npy(file("thin.npy"), &Array3::<f64>::zeros((3, 2, 8))).unwrap();
+        ndarray_npy::write_npy(
+            file("fortran.npy"),
+            &Array3::<f32>::zeros(ndarray::ShapeBuilder::f((3, 4, 5))),
+        )
+        .unwrap();
+        std::fs::write(file("text.npy"), "not numpy").unwrap();
+        ndarray_npy::write_npy(file("short.npy"), &Array3::<f32>::zeros((4, 4, 4))).unwrap();
+        let bytes = std::fs::read(file("short.npy")).unwrap();
+        std::fs::write(file("short.npy"), &bytes[..bytes.len() - 4]).unwrap();
+        for (name, reason) in [
+            ("missing.npy", "cannot open it"),
+            ("i32.npy", "expected float32"),
+            ("2d.npy", "has 2 dimensions"),
+            ("thin.npy", "holds 3x2x8: ny = 2"),
+            ("fortran.npy", "Fortran order"),
+            ("text.npy", "not a NumPy .npy file"),
+            ("short.npy", "needs 256"),
+        ] {
+            let err = read_grid_npy(&file(name)).unwrap_err();
+            let text = err.to_string();
+            assert!(matches!(err, Error::BadArgument(_) | Error::BadShape(_)), "{name}: {text}");
+            assert!(text.contains(reason) && text.contains(name) && !text.contains('\n'), "{name}: {text}");
+        }
+    }
+
+    #[test]
+    fn npy_type_descriptors() {
+        assert_eq!(npy_dtype("<f4"), Some(DtypeArg::F32));
+        assert_eq!(npy_dtype(">f8"), Some(DtypeArg::F64));
+        for other in ["<f2", "<i4", "f4", "|u1", ""] {
+            assert_eq!(npy_dtype(other), None, "{other}");
         }
     }
 }
