@@ -10,6 +10,10 @@
 //! the first `/` is the case), `function_id` is `copy` (the device-to-device copy ceiling),
 //! `rust/<kernel>` or `cuda/<kernel>`, `value_str` is the swept parameter (empty for variant groups)
 //! and the throughput is `Elements` (grid points or keys).
+//!
+//! Peer rows (`torch.compile`, `jax.jit`, ...) come from `stencil_peers.json`, written by
+//! `benches/peers/stencil_peers.py` in the same device session (see [`Peers`]); they join the
+//! `stencil_variants/<nz>x<ny>x<nx>-<dtype>` group of the same grid and element type.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -26,13 +30,22 @@ const BENCH_COMMANDS: &str =
     "`cargo bench --bench stencil_variants` and `cargo bench --bench merge_variants`";
 
 /// Kernel names in the order the book introduces them; unknown kernels sort after, by name.
-const KERNEL_ORDER: [&str; 6] = ["basic", "shared-tiled", "coarsened", "register-tiled", "tiled", "circular"];
+const KERNEL_ORDER: [&str; 7] =
+    ["basic", "shared-tiled", "coarsened", "register-tiled", "streaming", "tiled", "circular"];
+
+/// The peers' results, where `cargo xtask bench-report` looks for them in the criterion directory.
+const PEERS_FILE: &str = "stencil_peers.json";
+
+/// What produces the peers' results.
+const PEERS_COMMAND: &str = "python3 benches/peers/stencil_peers.py --ours target/release/stencil --out target/criterion/stencil_peers.json";
 
 /// Command-line options of `cargo xtask bench-report`.
 pub struct Options {
     pub criterion_dir: Option<PathBuf>,
     pub out: Option<PathBuf>,
     pub commit: Option<String>,
+    /// The peers' JSON (default: `<criterion dir>/stencil_peers.json`, if it exists).
+    pub peers: Option<PathBuf>,
 }
 
 /// `new/benchmark.json`, as criterion 0.8 writes it (`report::BenchmarkId`).
@@ -86,6 +99,116 @@ impl Bench {
     }
 }
 
+/// `stencil_peers.json`, as `benches/peers/stencil_peers.py` writes it (fields the report does not
+/// use are ignored).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct Peers {
+    pub gpu: Option<String>,
+    pub torch: Option<String>,
+    pub jax: Option<String>,
+    pub date: Option<String>,
+    pub rows: Vec<PeerRow>,
+}
+
+/// One peer on one grid and element type.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct PeerRow {
+    /// `torch.compile`, `jax.jit`, `ours/streaming`, ...
+    pub peer: String,
+    /// `[nz, ny, nx]`.
+    pub grid: [u64; 3],
+    /// `f32` or `f64`.
+    pub dtype: String,
+    /// Median time of one step; `None` when the peer was skipped.
+    pub ms_per_step: Option<f64>,
+    /// The copy timed in the peer's own process over the peer's time, in percent.
+    pub percent_of_copy: Option<f64>,
+    /// `OK`, `FAIL` or `skipped: <reason>`.
+    pub check: String,
+}
+
+impl PeerRow {
+    /// The `stencil_variants` group of the same grid and element type.
+    pub fn group_id(&self) -> String {
+        let [nz, ny, nx] = self.grid;
+        format!("stencil_variants/{nz}x{ny}x{nx}-{}", self.dtype)
+    }
+
+    fn ok(&self) -> bool {
+        self.check == "OK"
+    }
+
+    /// Median time in ns.
+    fn median_ns(&self) -> Option<f64> {
+        self.ms_per_step.filter(|ms| ms.is_finite() && *ms > 0.0).map(|ms| ms * 1e6)
+    }
+
+    /// Grid points per ns (billions per second).
+    fn rate(&self) -> Option<f64> {
+        let [nz, ny, nx] = self.grid;
+        self.median_ns().map(|ns| (nz * ny * nx) as f64 / ns)
+    }
+
+    /// The table's name of the row: `peer/<name>`, marked when its result is not valid.
+    fn label(&self) -> String {
+        let mark = if self.ok() {
+            ""
+        } else if self.check.starts_with("skipped") {
+            " (skipped)"
+        } else {
+            " (check FAIL)"
+        };
+        format!("`peer/{}`{mark}", self.peer)
+    }
+}
+
+impl Peers {
+    /// Where the peers' numbers come from, for the page's header.
+    fn describe(&self) -> String {
+        let or_unknown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+        format!(
+            "`benches/peers/stencil_peers.py` on {}, {}: torch {}, JAX {}",
+            or_unknown(&self.gpu),
+            or_unknown(&self.date),
+            or_unknown(&self.torch),
+            self.jax.as_deref().unwrap_or("not installed")
+        )
+    }
+}
+
+/// Reads the peers' JSON: `Ok(None)` when there is no such file, `Err` when it cannot be parsed.
+pub fn read_peers(path: &Path) -> Result<Option<Peers>, String> {
+    if !path.exists() {
+        return Ok(None);
+    }
+    read_json(path).map(Some)
+}
+
+/// The peers' results for the report: none, with a warning, when the file is malformed.
+fn peers_or_warn(path: &Path) -> Peers {
+    read_peers(path)
+        .unwrap_or_else(|e| {
+            eprintln!("xtask: warning: no peer rows: {e}");
+            None
+        })
+        .unwrap_or_default()
+}
+
+/// Gives each `stencil_variants` group the peer rows of its grid and element type; warns about
+/// rows that match no group.
+pub fn attach_peers(groups: &mut [Group], rows: &[PeerRow]) {
+    for group in groups.iter_mut().filter(|g| g.suite == Suite::StencilVariants) {
+        group.peers = rows.iter().filter(|r| r.group_id() == group.id).cloned().collect();
+    }
+    let mut unmatched: Vec<String> =
+        rows.iter().map(PeerRow::group_id).filter(|id| !groups.iter().any(|g| g.id == *id)).collect();
+    unmatched.sort_by(|a, b| natural_cmp(a, b));
+    unmatched.dedup();
+    for id in unmatched {
+        eprintln!("xtask: note: peer rows for {id} match no benchmark group; left out");
+    }
+}
+
 /// What a member of a group measures, from its `function_id`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Role<'a> {
@@ -116,6 +239,7 @@ impl<'a> Role<'a> {
 pub enum Suite {
     StencilVariants,
     StencilTiling,
+    StencilStreaming,
     MergeVariants,
     MergeCoarsening,
     Other,
@@ -126,6 +250,7 @@ impl Suite {
         match name {
             "stencil_variants" => Suite::StencilVariants,
             "stencil_tiling" => Suite::StencilTiling,
+            "stencil_streaming" => Suite::StencilStreaming,
             "merge_variants" => Suite::MergeVariants,
             "merge_coarsening" => Suite::MergeCoarsening,
             _ => Suite::Other,
@@ -135,7 +260,7 @@ impl Suite {
     /// Unit of `Elements` per second, in billions.
     fn rate_unit(self, suite_name: &str) -> &'static str {
         match self {
-            Suite::StencilVariants | Suite::StencilTiling => "Gpoints/s",
+            Suite::StencilVariants | Suite::StencilTiling | Suite::StencilStreaming => "Gpoints/s",
             Suite::MergeVariants | Suite::MergeCoarsening => "Gkeys/s",
             Suite::Other if suite_name.starts_with("stencil") => "Gpoints/s",
             Suite::Other if suite_name.starts_with("merge") => "Gkeys/s",
@@ -155,9 +280,12 @@ impl Suite {
     fn blurb(self) -> Option<&'static str> {
         match self {
             Suite::StencilVariants => Some(
-                "One time step of the 7-point stencil by each kernel (PMPP Figs. 8.6, 8.8, 8.10, 8.12), in Rust and in CUDA C++.",
+                "One time step of the 7-point stencil by each kernel: the book's (PMPP Figs. 8.6, 8.8, 8.10, 8.12) in Rust and in CUDA C++, and the streaming kernel beyond the book (Rust only).",
             ),
             Suite::StencilTiling => Some("Stencil throughput against the tile edge T."),
+            Suite::StencilStreaming => Some(
+                "Launch shapes of the streaming kernel: block (threads x×y), points per thread along x (v), rows per thread (r), planes ahead in registers (a), planes prefetched into L2 (p), planes per block (z). The library's default is marked `(default)`.",
+            ),
             Suite::MergeVariants => Some(
                 "The merge kernels of PMPP chapter 12 (basic, tiled, circular), in Rust and in CUDA C++.",
             ),
@@ -178,6 +306,8 @@ pub struct Group {
     /// Members in report order: copy first, then kernels in the book's order, Rust before CUDA,
     /// parameters ascending.
     pub members: Vec<Bench>,
+    /// Peer rows of the same grid and element type (`stencil_variants` groups only), in file order.
+    pub peers: Vec<PeerRow>,
 }
 
 impl Group {
@@ -357,7 +487,7 @@ pub fn group(benches: Vec<Bench>) -> Vec<Group> {
         .map(|(id, mut members)| {
             members.sort_by(member_cmp);
             let suite_name = id.split_once('/').map_or(id.as_str(), |(suite, _)| suite).to_owned();
-            Group { suite: Suite::of(&suite_name), suite_name, id, members }
+            Group { suite: Suite::of(&suite_name), suite_name, id, members, peers: Vec::new() }
         })
         .collect();
     groups.sort_by(|a, b| {
@@ -379,6 +509,8 @@ pub struct Stamp {
     pub commit: String,
     /// Fields of `gpu-info.json` beyond those above, as `name: value`.
     pub extra: Vec<(String, String)>,
+    /// Where the peer rows come from ([`Peers::describe`]), when there are any.
+    pub peers: Option<String>,
 }
 
 /// Shows a JSON value: strings bare, arrays of numbers dotted (`[9, 0]` as `9.0`), the rest as JSON.
@@ -432,6 +564,7 @@ impl Stamp {
                 .filter(|(k, _)| !known.contains(&k.as_str()))
                 .map(|(k, v)| (k.clone(), show_json(v)))
                 .collect(),
+            peers: None,
         }
     }
 }
@@ -526,12 +659,31 @@ pub fn table(group: &Group) -> String {
             or_dash(group.rust_over_cuda(m).map(|r| format!("{r:.2}"))),
         );
     }
+    for p in &group.peers {
+        let _ = write!(out, "| {} |", p.label());
+        if with_values {
+            let _ = write!(out, " - |");
+        }
+        let _ = writeln!(
+            out,
+            " {} | {} | {} | - |",
+            or_dash(p.median_ns().map(format_time)),
+            or_dash(p.rate().map(format_sig)),
+            or_dash(p.percent_of_copy.map(|p| format!("{p:.1}"))),
+        );
+    }
     out
 }
+
+/// The note under a table with peer rows.
+const PEERS_NOTE: &str = "Peer rows (`peer/...`) come from `benches/peers/stencil_peers.py` run in the same device \
+session; their % of copy is against the copy timed in their own process. A peer marked (check FAIL) computed \
+a wrong result; one marked (skipped) did not run (the JSON says why).";
 
 const RUST_COLOR: RGBColor = RGBColor(206, 92, 38);
 const CUDA_COLOR: RGBColor = RGBColor(118, 185, 0);
 const OTHER_COLOR: RGBColor = RGBColor(127, 127, 127);
+const PEER_COLOR: RGBColor = RGBColor(175, 175, 175);
 const CEILING_COLOR: RGBColor = RGBColor(200, 0, 0);
 /// Line colors per kernel in sweep charts (no red: that is the ceiling's).
 const KERNEL_COLORS: [RGBColor; 8] = [
@@ -545,6 +697,8 @@ const KERNEL_COLORS: [RGBColor; 8] = [
     RGBColor(23, 190, 207),
 ];
 const BAR_CHART_SIZE: (u32, u32) = (900, 500);
+/// Least width per category of a bar chart, in pixels.
+const BAR_CATEGORY_WIDTH: u32 = 150;
 const SWEEP_CHART_SIZE: (u32, u32) = (900, 600);
 
 /// Top of the y axis: leaves room above the highest value for a legend of `entries` lines in a
@@ -580,22 +734,33 @@ enum Side {
     Rust,
     Cuda,
     Other,
+    Peer,
 }
 
-/// Bar chart of each member's throughput, Rust and CUDA C++ side by side per kernel, with the copy
-/// ceiling as a horizontal line. `None` when no member has an `Elements` throughput.
-fn bar_chart(group: &Group) -> Result<Option<String>, String> {
-    let unit = group.rate_unit();
-    let mut categories: Vec<String> = Vec::new();
-    let mut bars: Vec<(usize, Side, f64)> = Vec::new();
-    for m in &group.members {
-        let Some(rate) = m.rate() else { continue };
+/// The bars of a bar chart, `(category, side, throughput)`: each member but the copy, then each
+/// peer whose check passed.
+fn bar_entries(group: &Group) -> Vec<(String, Side, f64)> {
+    let members = group.members.iter().filter_map(|m| {
         let (category, side) = match m.role() {
-            Role::Copy => continue,
+            Role::Copy => return None,
             Role::Rust(k) => (k.to_owned(), Side::Rust),
             Role::Cuda(k) => (k.to_owned(), Side::Cuda),
             Role::Other => (m.name().to_owned(), Side::Other),
         };
+        Some((category, side, m.rate()?))
+    });
+    let peers =
+        group.peers.iter().filter(|p| p.ok()).filter_map(|p| Some((p.peer.clone(), Side::Peer, p.rate()?)));
+    members.chain(peers).collect()
+}
+
+/// Bar chart of each member's throughput, Rust and CUDA C++ side by side per kernel, peers in gray,
+/// with the copy ceiling as a horizontal line. `None` when no member has an `Elements` throughput.
+fn bar_chart(group: &Group) -> Result<Option<String>, String> {
+    let unit = group.rate_unit();
+    let mut categories: Vec<String> = Vec::new();
+    let mut bars: Vec<(usize, Side, f64)> = Vec::new();
+    for (category, side, rate) in bar_entries(group) {
         let index = categories.iter().position(|c| *c == category).unwrap_or_else(|| {
             categories.push(category);
             categories.len() - 1
@@ -618,8 +783,10 @@ fn bar_chart(group: &Group) -> Result<Option<String>, String> {
         })
         .collect();
     let ceiling = group.ceiling_rate();
-    let sides =
-        [Side::Rust, Side::Cuda, Side::Other].iter().filter(|s| bars.iter().any(|b| b.1 == **s)).count();
+    let sides = [Side::Rust, Side::Cuda, Side::Other, Side::Peer]
+        .iter()
+        .filter(|s| bars.iter().any(|b| b.1 == **s))
+        .count();
     let top = y_top(
         bars.iter().map(|b| b.2).chain(ceiling).fold(0.0, f64::max),
         sides + usize::from(ceiling.is_some()),
@@ -627,10 +794,12 @@ fn bar_chart(group: &Group) -> Result<Option<String>, String> {
     );
     let y_fmt = y_label(top);
     let n = categories.len() as i32;
+    // Wider with many categories, so that names like `torch.compile-max-autotune` do not overlap.
+    let size = (BAR_CHART_SIZE.0.max(BAR_CATEGORY_WIDTH * n as u32 + 100), BAR_CHART_SIZE.1);
 
     let mut svg = String::new();
     {
-        let root = SVGBackend::with_string(&mut svg, BAR_CHART_SIZE).into_drawing_area();
+        let root = SVGBackend::with_string(&mut svg, size).into_drawing_area();
         root.fill(&WHITE).map_err(chart_err)?;
         let centers: Vec<i32> = (0..n).map(|i| i * X_UNIT + X_UNIT / 2).collect();
         let mut chart = ChartBuilder::on(&root)
@@ -658,6 +827,7 @@ fn bar_chart(group: &Group) -> Result<Option<String>, String> {
             (Side::Rust, RUST_COLOR, "Rust"),
             (Side::Cuda, CUDA_COLOR, "CUDA C++"),
             (Side::Other, OTHER_COLOR, "other"),
+            (Side::Peer, PEER_COLOR, "peers"),
         ] {
             let these: Vec<(i32, i32, f64)> = bars
                 .iter()
@@ -828,7 +998,7 @@ fn sweep_chart(group: &Group) -> Result<Option<String>, String> {
 /// The group's chart: bars for variant suites, lines for parameter sweeps.
 fn chart(group: &Group) -> Result<Option<String>, String> {
     match group.suite {
-        Suite::StencilVariants | Suite::MergeVariants => bar_chart(group),
+        Suite::StencilVariants | Suite::StencilStreaming | Suite::MergeVariants => bar_chart(group),
         Suite::StencilTiling | Suite::MergeCoarsening => sweep_chart(group),
         Suite::Other if group.has_values() => sweep_chart(group),
         Suite::Other => bar_chart(group),
@@ -866,17 +1036,23 @@ pub fn render(
     for (name, value) in &stamp.extra {
         let _ = writeln!(md, "- {name}: `{value}`");
     }
+    if let Some(peers) = &stamp.peers {
+        let _ = writeln!(md, "- peers: {peers}");
+    }
     let _ = writeln!(
         md,
         "\nRegenerate on a GPU machine with\n\n\
          ```sh\n\
          cargo bench --bench stencil_variants\n\
          cargo bench --bench merge_variants\n\
+         cargo build --release --bin stencil\n\
+         {PEERS_COMMAND}\n\
          cargo xtask bench-report\n\
          ```\n\n\
-         `cargo xtask bench-report [--criterion-dir DIR] [--out FILE] [--commit REV]` reads criterion's latest \
-         results (`<criterion dir>/**/new/benchmark.json` and `estimates.json`, by default in \
-         `target/criterion`, and `gpu-info.json` there) and rewrites this page and the charts in `{charts_dir}/`. \
+         `cargo xtask bench-report [--criterion-dir DIR] [--out FILE] [--commit REV] [--peers FILE]` reads \
+         criterion's latest results (`<criterion dir>/**/new/benchmark.json` and `estimates.json`, by default in \
+         `target/criterion`, and `gpu-info.json` there) and the peers' results (`--peers`, by default \
+         `<criterion dir>/{PEERS_FILE}` if it exists), and rewrites this page and the charts in `{charts_dir}/`. \
          Hand-written commentary lives in `{commentary_file}`: a section headed `## <group id>` (for example \
          `## stencil_variants/512x512x512-f32`) is copied under that group's results each time the page is \
          generated.\n\n\
@@ -902,6 +1078,9 @@ pub fn render(
         }
         md.push_str(&table(group));
         md.push('\n');
+        if !group.peers.is_empty() {
+            let _ = writeln!(md, "{PEERS_NOTE}\n");
+        }
         if let Some(svg) = chart(group)? {
             let mut stem = group.chart_stem();
             while stems.contains(&stem) {
@@ -946,13 +1125,23 @@ pub struct Written {
     pub charts: Vec<PathBuf>,
 }
 
-/// Reads the results in `criterion_dir` and writes the page `out`, its charts in `<out stem>/`
-/// beside it, with the commentary from `<out stem>-commentary.md` beside it.
-pub fn generate(criterion_dir: &Path, out: &Path, commit: String, today: String) -> Result<Written, String> {
+/// Reads the results in `criterion_dir` and the peers' in `peers_file` (if it exists) and writes
+/// the page `out`, its charts in `<out stem>/` beside it, with the commentary from
+/// `<out stem>-commentary.md` beside it.
+pub fn generate(
+    criterion_dir: &Path,
+    peers_file: &Path,
+    out: &Path,
+    commit: String,
+    today: String,
+) -> Result<Written, String> {
     let benches = discover(criterion_dir)?;
     let count = benches.len();
-    let groups = group(benches);
-    let stamp = Stamp::read(&criterion_dir.join("gpu-info.json"), commit, today);
+    let mut groups = group(benches);
+    let peers = peers_or_warn(peers_file);
+    attach_peers(&mut groups, &peers.rows);
+    let mut stamp = Stamp::read(&criterion_dir.join("gpu-info.json"), commit, today);
+    stamp.peers = (!peers.rows.is_empty()).then(|| peers.describe());
     let out_dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let stem = out.file_stem().and_then(|s| s.to_str()).unwrap_or("benchmarks");
     let commentary_file = format!("{stem}-commentary.md");
@@ -998,7 +1187,11 @@ pub fn run(options: &Options) -> Result<(), String> {
     });
     let out = options.out.clone().unwrap_or_else(|| workspace.join("docs").join("benchmarks.md"));
     let commit = options.commit.clone().unwrap_or_else(|| git_commit(workspace));
-    let written = generate(&criterion_dir, &out, commit, host::report::today_utc())?;
+    let peers = options.peers.clone().unwrap_or_else(|| criterion_dir.join(PEERS_FILE));
+    if options.peers.is_some() && !peers.exists() {
+        eprintln!("xtask: warning: {} not found: no peer rows", peers.display());
+    }
+    let written = generate(&criterion_dir, &peers, &out, commit, host::report::today_utc())?;
     println!(
         "wrote {} ({} groups, {} benchmarks from {}) and {} charts in {}",
         out.display(),
@@ -1131,13 +1324,17 @@ mod tests {
         group.members.iter().find(|m| m.function == function && m.value.as_deref() == value).unwrap()
     }
 
+    /// `xtask/testdata/<name>`: where cargo built the test, or relative to the checkout when the
+    /// test executable was moved to another machine (`.gpu/run tests` runs from the repository root).
+    fn testdata(name: &str) -> PathBuf {
+        let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata").join(name);
+        if built.exists() { built } else { Path::new("xtask/testdata").join(name) }
+    }
+
     #[test]
     fn reads_real_criterion_output() {
         // Files written by criterion 0.8.2 itself (xtask/testdata/criterion, from a CPU benchmark).
-        // Where cargo built the test, or relative to the checkout when the test executable was
-        // moved to another machine (`.gpu/run tests` runs from the repository root).
-        let built = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/criterion");
-        let dir = if built.is_dir() { built } else { Path::new("xtask/testdata/criterion").to_owned() };
+        let dir = testdata("criterion");
         let benches = discover(&dir).unwrap();
         assert_eq!(benches.len(), 8);
         let rust4 = benches
@@ -1293,7 +1490,9 @@ mod tests {
         .unwrap();
         let out = tmp.0.join("docs/benchmarks.md");
         std::fs::create_dir_all(out.parent().unwrap()).unwrap();
-        let written = generate(&criterion, &out, "abc1234".into(), "2000-01-01".into()).unwrap();
+        let written =
+            generate(&criterion, &criterion.join(PEERS_FILE), &out, "abc1234".into(), "2000-01-01".into())
+                .unwrap();
         assert_eq!((written.groups, written.benchmarks, written.charts.len()), (3, 14, 3));
 
         let md = std::fs::read_to_string(&out).unwrap();
@@ -1361,7 +1560,8 @@ mod tests {
         )
         .unwrap();
         for _ in 0..2 {
-            generate(&criterion, &out, "abc1234".into(), "2000-01-01".into()).unwrap();
+            generate(&criterion, &tmp.0.join("none.json"), &out, "abc1234".into(), "2000-01-01".into())
+                .unwrap();
         }
         let md = std::fs::read_to_string(&out).unwrap();
         let tiling = md.find("## stencil_tiling/64x64x64-f32\n").unwrap();
@@ -1394,7 +1594,10 @@ mod tests {
         assert!(e.starts_with("no criterion results: "), "{e}");
         assert!(e.contains("cargo bench --bench stencil_variants") && !e.contains('\n'), "{e}");
         let out = tmp.0.join("benchmarks.md");
-        assert!(generate(&tmp.0.join("criterion"), &out, "x".into(), "y".into()).is_err());
+        assert!(
+            generate(&tmp.0.join("criterion"), &tmp.0.join("none.json"), &out, "x".into(), "y".into())
+                .is_err()
+        );
         assert!(!out.exists());
         let e = discover(&tmp.0).unwrap_err();
         assert!(e.starts_with("no benchmarks found in "), "{e}");
@@ -1419,6 +1622,138 @@ mod tests {
         assert_eq!(natural_cmp("2^24-i32", "2^28-even-i32"), Ordering::Less);
         assert_eq!(natural_cmp("128x128x128-f64", "512x512x512-f32"), Ordering::Less);
         assert_eq!(natural_cmp("b", "a"), Ordering::Greater);
+    }
+
+    fn peer(name: &str, grid: [u64; 3], dtype: &str, ms: Option<f64>, check: &str) -> PeerRow {
+        PeerRow {
+            peer: name.into(),
+            grid,
+            dtype: dtype.into(),
+            ms_per_step: ms,
+            percent_of_copy: ms.map(|ms| 0.001 / ms * 100.0),
+            check: check.into(),
+        }
+    }
+
+    #[test]
+    fn peers_json_is_parsed() {
+        // As benches/peers/stencil_peers.py writes it (xtask/testdata/stencil_peers.json).
+        let peers = read_peers(&testdata("stencil_peers.json")).unwrap().unwrap();
+        assert_eq!(peers.gpu.as_deref(), Some("NVIDIA H200"));
+        assert_eq!((peers.torch.as_deref(), peers.jax.as_deref()), (Some("2.11.0+cu130"), Some("0.11.0")));
+        assert_eq!(peers.rows.len(), 5);
+        let expected = PeerRow {
+            percent_of_copy: Some(50.0),
+            ..peer("torch.compile", [8, 8, 8], "f32", Some(0.008), "OK")
+        };
+        assert_eq!(peers.rows[0], expected);
+        assert_eq!(peers.rows[0].group_id(), "stencil_variants/8x8x8-f32");
+        assert_eq!(peers.rows[0].median_ns(), Some(8000.0));
+        assert_eq!(peers.rows[0].rate(), Some(512.0 / 8000.0));
+        let skipped = &peers.rows[1];
+        assert_eq!((skipped.ms_per_step, skipped.rate(), skipped.percent_of_copy), (None, None, None));
+        assert_eq!(skipped.label(), "`peer/torch.compile-max-autotune` (skipped)");
+        assert_eq!(peers.rows[2].label(), "`peer/jax.jit` (check FAIL)");
+        assert_eq!(peers.rows[3].label(), "`peer/ours/streaming`");
+        assert!(peers.describe().ends_with("on NVIDIA H200, 2026-05-04: torch 2.11.0+cu130, JAX 0.11.0"));
+    }
+
+    #[test]
+    fn peer_rows_join_the_group_of_their_grid_and_dtype() {
+        let tmp = TempDir::new("peers");
+        fixture(&tmp.0);
+        let mut groups = groups_of(&tmp.0);
+        let rows = [
+            peer("torch.compile", [64, 64, 64], "f32", Some(0.004), "OK"),
+            peer("jax.jit", [64, 64, 64], "f32", Some(0.002), "FAIL"),
+            peer("torch.compile-max-autotune", [64, 64, 64], "f32", None, "skipped: no GPU memory"),
+            peer("torch.compile", [64, 64, 64], "f64", Some(0.004), "OK"),
+            peer("torch.compile", [512, 512, 512], "f32", Some(0.5), "OK"),
+        ];
+        attach_peers(&mut groups, &rows);
+        let names: Vec<&str> = groups[0].peers.iter().map(|p| p.peer.as_str()).collect();
+        assert_eq!(names, ["torch.compile", "jax.jit", "torch.compile-max-autotune"]);
+        assert!(groups[1..].iter().all(|g| g.peers.is_empty()), "not the tiling sweep, not merges");
+        let md = table(&groups[0]);
+        assert!(md.ends_with(
+            "| `rust/register-tiled` | 4.000 µs | 65.54 | 25.0 | - |\n\
+             | `peer/torch.compile` | 4.000 µs | 65.54 | 25.0 | - |\n\
+             | `peer/jax.jit` (check FAIL) | 2.000 µs | 131.1 | 50.0 | - |\n\
+             | `peer/torch.compile-max-autotune` (skipped) | - | - | - | - |\n"
+        ));
+        let bars: Vec<String> = bar_entries(&groups[0]).into_iter().map(|(c, _, _)| c).collect();
+        assert!(bars.contains(&"torch.compile".to_owned()));
+        assert!(!bars.contains(&"jax.jit".to_owned()), "a failed peer is no bar");
+    }
+
+    #[test]
+    fn missing_peers_file_gives_no_peer_rows() {
+        let tmp = TempDir::new("no-peers");
+        assert_eq!(read_peers(&tmp.0.join(PEERS_FILE)), Ok(None));
+        assert_eq!(peers_or_warn(&tmp.0.join(PEERS_FILE)), Peers::default());
+        let criterion = tmp.0.join("criterion");
+        fixture(&criterion);
+        let out = tmp.0.join("benchmarks.md");
+        generate(&criterion, &criterion.join(PEERS_FILE), &out, "x".into(), "y".into()).unwrap();
+        let md = std::fs::read_to_string(&out).unwrap();
+        assert!(!md.contains("`peer/") && !md.contains("- peers:") && !md.contains("Peer rows"));
+        assert!(md.contains("python3 benches/peers/stencil_peers.py --ours target/release/stencil"));
+    }
+
+    #[test]
+    fn malformed_peers_file_is_a_warning_not_an_error() {
+        let tmp = TempDir::new("bad-peers");
+        let criterion = tmp.0.join("criterion");
+        fixture(&criterion);
+        let out = tmp.0.join("benchmarks.md");
+        for text in
+            ["{not json", r#"{"rows": [{"peer": "torch.compile", "grid": [64, 64], "dtype": "f32"}]}"#]
+        {
+            std::fs::write(criterion.join(PEERS_FILE), text).unwrap();
+            let e = read_peers(&criterion.join(PEERS_FILE)).unwrap_err();
+            assert!(e.starts_with("parsing ") && e.contains(PEERS_FILE), "{e}");
+            assert_eq!(peers_or_warn(&criterion.join(PEERS_FILE)), Peers::default());
+            generate(&criterion, &criterion.join(PEERS_FILE), &out, "x".into(), "y".into()).unwrap();
+            assert!(!std::fs::read_to_string(&out).unwrap().contains("`peer/"));
+        }
+    }
+
+    #[test]
+    fn peers_appear_in_the_page_and_chart() {
+        let tmp = TempDir::new("page-peers");
+        let criterion = tmp.0.join("criterion");
+        fixture(&criterion);
+        let peers = serde_json::json!({
+            "gpu": "NVIDIA H200", "torch": "2.11.0", "jax": null, "date": "2026-05-04",
+            "rows": [
+                {"peer": "torch.compile", "grid": [64, 64, 64], "dtype": "f32", "ms_per_step": 0.004,
+                 "percent_of_copy": 30.0, "check": "OK", "timing": "CUDA events, median of 50"},
+                {"peer": "torch.compile-max-autotune", "grid": [64, 64, 64], "dtype": "f32",
+                 "ms_per_step": 0.003, "percent_of_copy": 40.0, "check": "OK"},
+                {"peer": "jax.jit", "grid": [64, 64, 64], "dtype": "f32", "ms_per_step": 0.005,
+                 "percent_of_copy": 20.0, "check": "OK"},
+            ]
+        });
+        let file = tmp.0.join("peers.json");
+        std::fs::write(&file, peers.to_string()).unwrap();
+        let out = tmp.0.join("benchmarks.md");
+        generate(&criterion, &file, &out, "x".into(), "y".into()).unwrap();
+        let md = std::fs::read_to_string(&out).unwrap();
+        assert!(md.contains("| `peer/torch.compile` | 4.000 µs | 65.54 | 30.0 | - |\n"));
+        assert!(md.contains(
+            "- peers: `benches/peers/stencil_peers.py` on NVIDIA H200, 2026-05-04: torch 2.11.0, JAX not installed\n"
+        ));
+        let note = md.find("their % of copy is against the copy timed in their own process").unwrap();
+        assert!(
+            md.find("`peer/torch.compile`").unwrap() < note && note < md.find("## stencil_tiling/").unwrap()
+        );
+        assert_eq!(md.matches("Peer rows (`peer/...`)").count(), 1, "only under the group with peers");
+        let svg =
+            std::fs::read_to_string(tmp.0.join("benchmarks/stencil_variants_64x64x64-f32.svg")).unwrap();
+        for label in ["torch.compile", "torch.compile-max-autotune", "peers", "#AFAFAF"] {
+            assert!(svg.contains(label), "bar chart lacks {label:?}");
+        }
+        assert!(svg.starts_with("<svg width=\"1000\""), "six categories widen the chart");
     }
 
     #[test]

@@ -3,9 +3,9 @@
 //! `ptxas -v` (from `PTXAS`, or `ptxas` on `PATH`) and prints, per entry point, registers,
 //! shared memory, stack frame and spills. Without `ptxas` it says so and still succeeds.
 //!
-//! `cargo xtask bench-report [--criterion-dir DIR] [--out FILE] [--commit REV]`: writes
-//! `docs/benchmarks.md` and SVG charts in `docs/benchmarks/` from criterion's saved results
-//! (see `bench_report.rs`).
+//! `cargo xtask bench-report [--criterion-dir DIR] [--out FILE] [--commit REV] [--peers FILE]`:
+//! writes `docs/benchmarks.md` and SVG charts in `docs/benchmarks/` from criterion's saved
+//! results and the peers' (`benches/peers/stencil_peers.py`) (see `bench_report.rs`).
 
 mod bench_report;
 
@@ -43,6 +43,10 @@ enum Task {
         /// Commit to stamp (default: `git rev-parse --short HEAD`).
         #[arg(long)]
         commit: Option<String>,
+        /// Peers' results from benches/peers/stencil_peers.py, added to the stencil_variants tables
+        /// (default: <criterion dir>/stencil_peers.json, if it exists).
+        #[arg(long)]
+        peers: Option<PathBuf>,
     },
 }
 
@@ -158,11 +162,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.task {
         Task::BuildPtx { arch, ptxas_arch } => build_ptx(arch.as_deref(), ptxas_arch),
-        Task::BenchReport { criterion_dir, out, commit } => bench_report::run(&bench_report::Options {
-            criterion_dir: criterion_dir.clone(),
-            out: out.clone(),
-            commit: commit.clone(),
-        }),
+        Task::BenchReport { criterion_dir, out, commit, peers } => {
+            bench_report::run(&bench_report::Options {
+                criterion_dir: criterion_dir.clone(),
+                out: out.clone(),
+                commit: commit.clone(),
+                peers: peers.clone(),
+            })
+        }
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
