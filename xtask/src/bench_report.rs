@@ -1207,28 +1207,6 @@ pub fn run(options: &Options) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::atomic::{AtomicUsize, Ordering as AtomicOrdering};
-
-    /// A fresh directory under the system's temp dir, removed on drop.
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(name: &str) -> TempDir {
-            static COUNT: AtomicUsize = AtomicUsize::new(0);
-            let n = COUNT.fetch_add(1, AtomicOrdering::Relaxed);
-            let dir =
-                std::env::temp_dir().join(format!("xtask-bench-report-{}-{n}-{name}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
 
     /// Criterion's `make_filename_safe`, for realistic directory names.
     fn safe(s: &str) -> String {
@@ -1356,11 +1334,11 @@ mod tests {
 
     #[test]
     fn discovery_finds_only_new_results() {
-        let tmp = TempDir::new("discovery");
-        fixture(&tmp.0);
-        std::fs::create_dir_all(tmp.0.join("report")).unwrap();
-        std::fs::write(tmp.0.join("report/index.html"), "<html/>").unwrap();
-        let benches = discover(&tmp.0).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        fixture(tmp.path());
+        std::fs::create_dir_all(tmp.path().join("report")).unwrap();
+        std::fs::write(tmp.path().join("report/index.html"), "<html/>").unwrap();
+        let benches = discover(tmp.path()).unwrap();
         assert_eq!(benches.len(), 14);
         let basic: Vec<&Bench> =
             benches.iter().filter(|b| b.group_id == STENCIL && b.function == "rust/basic").collect();
@@ -1371,23 +1349,23 @@ mod tests {
 
     #[test]
     fn unreadable_results_are_skipped() {
-        let tmp = TempDir::new("unreadable");
-        write_bench(&tmp.0, STENCIL, "copy", None, POINTS, 1000.0);
-        let broken = tmp.0.join("broken/new");
+        let tmp = tempfile::tempdir().unwrap();
+        write_bench(tmp.path(), STENCIL, "copy", None, POINTS, 1000.0);
+        let broken = tmp.path().join("broken/new");
         std::fs::create_dir_all(&broken).unwrap();
         std::fs::write(broken.join("benchmark.json"), "{not json").unwrap();
-        let benches = discover(&tmp.0).unwrap();
+        let benches = discover(tmp.path()).unwrap();
         assert_eq!(benches.len(), 1);
     }
 
     #[test]
     fn groups_split_at_the_first_slash_and_sort_by_suite() {
-        let tmp = TempDir::new("groups");
-        fixture(&tmp.0);
-        write_bench(&tmp.0, "merge_coarsening/2^24-i32", "rust/basic", Some("16"), 1 << 24, 1.0e6);
-        write_bench(&tmp.0, "merge_coarsening/2^24-i32", "rust/basic", Some("2"), 1 << 24, 1.0e6);
-        write_bench(&tmp.0, "stencil_variants/128x128x128-f64", "copy", None, 1 << 21, 1.0e6);
-        let groups = groups_of(&tmp.0);
+        let tmp = tempfile::tempdir().unwrap();
+        fixture(tmp.path());
+        write_bench(tmp.path(), "merge_coarsening/2^24-i32", "rust/basic", Some("16"), 1 << 24, 1.0e6);
+        write_bench(tmp.path(), "merge_coarsening/2^24-i32", "rust/basic", Some("2"), 1 << 24, 1.0e6);
+        write_bench(tmp.path(), "stencil_variants/128x128x128-f64", "copy", None, 1 << 21, 1.0e6);
+        let groups = groups_of(tmp.path());
         let ids: Vec<&str> = groups.iter().map(|g| g.id.as_str()).collect();
         assert_eq!(
             ids,
@@ -1409,9 +1387,9 @@ mod tests {
 
     #[test]
     fn percent_of_copy_and_rust_over_cuda() {
-        let tmp = TempDir::new("ratios");
-        fixture(&tmp.0);
-        let groups = groups_of(&tmp.0);
+        let tmp = tempfile::tempdir().unwrap();
+        fixture(tmp.path());
+        let groups = groups_of(tmp.path());
         let stencil = &groups[0];
         let rust = find(stencil, "rust/basic", None);
         assert_eq!(stencil.percent_of_copy(rust), Some(50.0));
@@ -1432,20 +1410,20 @@ mod tests {
 
     #[test]
     fn copy_with_the_same_parameter_is_the_ceiling() {
-        let tmp = TempDir::new("per-value-copy");
+        let tmp = tempfile::tempdir().unwrap();
         let g = "merge_coarsening/2^24-i32";
-        write_bench(&tmp.0, g, "copy", Some("1"), 100, 10.0);
-        write_bench(&tmp.0, g, "copy", Some("2"), 100, 20.0);
-        write_bench(&tmp.0, g, "rust/basic", Some("2"), 100, 40.0);
-        let groups = groups_of(&tmp.0);
+        write_bench(tmp.path(), g, "copy", Some("1"), 100, 10.0);
+        write_bench(tmp.path(), g, "copy", Some("2"), 100, 20.0);
+        write_bench(tmp.path(), g, "rust/basic", Some("2"), 100, 40.0);
+        let groups = groups_of(tmp.path());
         assert_eq!(groups[0].percent_of_copy(find(&groups[0], "rust/basic", Some("2"))), Some(50.0));
     }
 
     #[test]
     fn markdown_tables() {
-        let tmp = TempDir::new("table");
-        fixture(&tmp.0);
-        let groups = groups_of(&tmp.0);
+        let tmp = tempfile::tempdir().unwrap();
+        fixture(tmp.path());
+        let groups = groups_of(tmp.path());
         assert_eq!(
             table(&groups[0]),
             "| member | median | Gpoints/s | % of copy | Rust/C++ |\n\
@@ -1479,8 +1457,8 @@ mod tests {
 
     #[test]
     fn writes_the_page_and_charts() {
-        let tmp = TempDir::new("generate");
-        let criterion = tmp.0.join("criterion");
+        let tmp = tempfile::tempdir().unwrap();
+        let criterion = tmp.path().join("criterion");
         fixture(&criterion);
         std::fs::write(
             criterion.join("gpu-info.json"),
@@ -1488,7 +1466,7 @@ mod tests {
                 "ptx_arch": "sm_70", "date": "2026-11-29", "bytes_per_element": {"f32": 8}}"#,
         )
         .unwrap();
-        let out = tmp.0.join("docs/benchmarks.md");
+        let out = tmp.path().join("docs/benchmarks.md");
         std::fs::create_dir_all(out.parent().unwrap()).unwrap();
         let written =
             generate(&criterion, &criterion.join(PEERS_FILE), &out, "abc1234".into(), "2000-01-01".into())
@@ -1519,7 +1497,7 @@ mod tests {
             assert!(md.contains(link), "missing {link:?}");
         }
 
-        let charts = tmp.0.join("docs/benchmarks");
+        let charts = tmp.path().join("docs/benchmarks");
         let bars = std::fs::read_to_string(charts.join("stencil_variants_64x64x64-f32.svg")).unwrap();
         assert!(bars.starts_with("<svg"));
         for label in [
@@ -1546,12 +1524,12 @@ mod tests {
 
     #[test]
     fn commentary_goes_under_its_group_and_survives_regeneration() {
-        let tmp = TempDir::new("commentary");
-        let criterion = tmp.0.join("criterion");
+        let tmp = tempfile::tempdir().unwrap();
+        let criterion = tmp.path().join("criterion");
         fixture(&criterion);
-        let out = tmp.0.join("benchmarks.md");
+        let out = tmp.path().join("benchmarks.md");
         std::fs::write(
-            tmp.0.join("benchmarks-commentary.md"),
+            tmp.path().join("benchmarks-commentary.md"),
             "Notes for docs/benchmarks.md.\n\n\
              ## stencil_tiling/64x64x64-f32\n\n\
              T=16 wins: the halo is 2/16 of the tile.\n\n\
@@ -1560,7 +1538,7 @@ mod tests {
         )
         .unwrap();
         for _ in 0..2 {
-            generate(&criterion, &tmp.0.join("none.json"), &out, "abc1234".into(), "2000-01-01".into())
+            generate(&criterion, &tmp.path().join("none.json"), &out, "abc1234".into(), "2000-01-01".into())
                 .unwrap();
         }
         let md = std::fs::read_to_string(&out).unwrap();
@@ -1589,17 +1567,23 @@ mod tests {
 
     #[test]
     fn missing_or_empty_criterion_dir_is_an_error() {
-        let tmp = TempDir::new("missing");
-        let e = discover(&tmp.0.join("criterion")).unwrap_err();
+        let tmp = tempfile::tempdir().unwrap();
+        let e = discover(&tmp.path().join("criterion")).unwrap_err();
         assert!(e.starts_with("no criterion results: "), "{e}");
         assert!(e.contains("cargo bench --bench stencil_variants") && !e.contains('\n'), "{e}");
-        let out = tmp.0.join("benchmarks.md");
+        let out = tmp.path().join("benchmarks.md");
         assert!(
-            generate(&tmp.0.join("criterion"), &tmp.0.join("none.json"), &out, "x".into(), "y".into())
-                .is_err()
+            generate(
+                &tmp.path().join("criterion"),
+                &tmp.path().join("none.json"),
+                &out,
+                "x".into(),
+                "y".into()
+            )
+            .is_err()
         );
         assert!(!out.exists());
-        let e = discover(&tmp.0).unwrap_err();
+        let e = discover(tmp.path()).unwrap_err();
         assert!(e.starts_with("no benchmarks found in "), "{e}");
         assert!(e.contains("cargo bench --bench merge_variants") && !e.contains('\n'), "{e}");
     }
@@ -1660,9 +1644,9 @@ mod tests {
 
     #[test]
     fn peer_rows_join_the_group_of_their_grid_and_dtype() {
-        let tmp = TempDir::new("peers");
-        fixture(&tmp.0);
-        let mut groups = groups_of(&tmp.0);
+        let tmp = tempfile::tempdir().unwrap();
+        fixture(tmp.path());
+        let mut groups = groups_of(tmp.path());
         let rows = [
             peer("torch.compile", [64, 64, 64], "f32", Some(0.004), "OK"),
             peer("jax.jit", [64, 64, 64], "f32", Some(0.002), "FAIL"),
@@ -1688,12 +1672,12 @@ mod tests {
 
     #[test]
     fn missing_peers_file_gives_no_peer_rows() {
-        let tmp = TempDir::new("no-peers");
-        assert_eq!(read_peers(&tmp.0.join(PEERS_FILE)), Ok(None));
-        assert_eq!(peers_or_warn(&tmp.0.join(PEERS_FILE)), Peers::default());
-        let criterion = tmp.0.join("criterion");
+        let tmp = tempfile::tempdir().unwrap();
+        assert_eq!(read_peers(&tmp.path().join(PEERS_FILE)), Ok(None));
+        assert_eq!(peers_or_warn(&tmp.path().join(PEERS_FILE)), Peers::default());
+        let criterion = tmp.path().join("criterion");
         fixture(&criterion);
-        let out = tmp.0.join("benchmarks.md");
+        let out = tmp.path().join("benchmarks.md");
         generate(&criterion, &criterion.join(PEERS_FILE), &out, "x".into(), "y".into()).unwrap();
         let md = std::fs::read_to_string(&out).unwrap();
         assert!(!md.contains("`peer/") && !md.contains("- peers:") && !md.contains("Peer rows"));
@@ -1702,10 +1686,10 @@ mod tests {
 
     #[test]
     fn malformed_peers_file_is_a_warning_not_an_error() {
-        let tmp = TempDir::new("bad-peers");
-        let criterion = tmp.0.join("criterion");
+        let tmp = tempfile::tempdir().unwrap();
+        let criterion = tmp.path().join("criterion");
         fixture(&criterion);
-        let out = tmp.0.join("benchmarks.md");
+        let out = tmp.path().join("benchmarks.md");
         for text in
             ["{not json", r#"{"rows": [{"peer": "torch.compile", "grid": [64, 64], "dtype": "f32"}]}"#]
         {
@@ -1720,8 +1704,8 @@ mod tests {
 
     #[test]
     fn peers_appear_in_the_page_and_chart() {
-        let tmp = TempDir::new("page-peers");
-        let criterion = tmp.0.join("criterion");
+        let tmp = tempfile::tempdir().unwrap();
+        let criterion = tmp.path().join("criterion");
         fixture(&criterion);
         let peers = serde_json::json!({
             "gpu": "NVIDIA H200", "torch": "2.11.0", "jax": null, "date": "2026-05-04",
@@ -1734,9 +1718,9 @@ mod tests {
                  "percent_of_copy": 20.0, "check": "OK"},
             ]
         });
-        let file = tmp.0.join("peers.json");
+        let file = tmp.path().join("peers.json");
         std::fs::write(&file, peers.to_string()).unwrap();
-        let out = tmp.0.join("benchmarks.md");
+        let out = tmp.path().join("benchmarks.md");
         generate(&criterion, &file, &out, "x".into(), "y".into()).unwrap();
         let md = std::fs::read_to_string(&out).unwrap();
         assert!(md.contains("| `peer/torch.compile` | 4.000 µs | 65.54 | 30.0 | - |\n"));
@@ -1749,7 +1733,7 @@ mod tests {
         );
         assert_eq!(md.matches("Peer rows (`peer/...`)").count(), 1, "only under the group with peers");
         let svg =
-            std::fs::read_to_string(tmp.0.join("benchmarks/stencil_variants_64x64x64-f32.svg")).unwrap();
+            std::fs::read_to_string(tmp.path().join("benchmarks/stencil_variants_64x64x64-f32.svg")).unwrap();
         for label in ["torch.compile", "torch.compile-max-autotune", "peers", "#AFAFAF"] {
             assert!(svg.contains(label), "bar chart lacks {label:?}");
         }

@@ -532,28 +532,10 @@ mod tests {
         }
     }
 
-    /// A fresh directory under the system's temp dir, removed on drop.
-    struct TempDir(PathBuf);
-
-    impl TempDir {
-        fn new(name: &str) -> TempDir {
-            let dir = std::env::temp_dir().join(format!("stencil-npy-{}-{name}", std::process::id()));
-            let _ = std::fs::remove_dir_all(&dir);
-            std::fs::create_dir_all(&dir).unwrap();
-            TempDir(dir)
-        }
-    }
-
-    impl Drop for TempDir {
-        fn drop(&mut self) {
-            let _ = std::fs::remove_dir_all(&self.0);
-        }
-    }
-
     #[test]
     fn npy_grids_round_trip_in_both_dtypes() {
-        let tmp = TempDir::new("round-trip");
-        let path = tmp.0.join("grid.npy");
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("grid.npy");
         let f32_grid = random::random_grid::<f32>((3, 4, 5), 7).unwrap();
         write_grid_npy(&path, &f32_grid).unwrap();
         let read = read_grid_npy(&path).unwrap();
@@ -566,8 +548,8 @@ mod tests {
 
     #[test]
     fn bad_npy_files_are_errors_not_panics() {
-        let tmp = TempDir::new("bad");
-        let file = |name: &str| tmp.0.join(name);
+        let tmp = tempfile::tempdir().unwrap();
+        let file = |name: &str| tmp.path().join(name);
         ndarray_npy::write_npy(file("i32.npy"), &Array3::<i32>::zeros((3, 3, 3))).unwrap();
         ndarray_npy::write_npy(file("2d.npy"), &ndarray::Array2::<f32>::zeros((4, 4))).unwrap();
         ndarray_npy::write_npy(file("thin.npy"), &Array3::<f64>::zeros((3, 2, 8))).unwrap();
