@@ -48,7 +48,7 @@ impl StencilVariant {
         }
     }
 
-    /// The book's figure.
+    /// The book's figure (for the streaming kernel, its idea: 2.5D blocking).
     pub fn figure(self) -> &'static str {
         match self {
             Self::Basic => "Fig. 8.6",
@@ -135,6 +135,8 @@ impl StencilVariant {
             Self::SharedTiled => (tiles(out_tile_dim(t)), (t as u32, t as u32, t as u32), t * t * t),
             Self::Coarsened => (tiles(out_tile_dim(t)), plane(t), 3 * t * t),
             Self::RegisterTiled => (tiles(out_tile_dim(t)), plane(t), t * t),
+            // The default shape fitted to the rows; `StencilProblem::run` also lowers its planes
+            // per block on small grids, which needs the GPU's SM count (`streaming::fill`).
             Self::Streaming => {
                 let dtype = if element_bytes == 8 { "f64" } else { "f32" };
                 let shape = super::streaming::fit(super::streaming::default_shape(dtype), grid, dtype);
