@@ -20,8 +20,6 @@ use host::{Element, Error, Gpu, Result, random, stats::median_after_warm_up};
 
 /// Block shapes `[x, y]` (threads) tried with every kernel.
 const BLOCKS: [[u32; 2]; 8] = [[32, 4], [32, 8], [32, 16], [32, 32], [64, 4], [64, 8], [128, 2], [128, 4]];
-/// Planes per block tried with every kernel.
-const PLANES: [u32; 6] = [2, 4, 8, 16, 32, 64];
 
 #[derive(Parser)]
 #[command(about = "Time every launch shape of the streaming stencil kernel and print the fastest")]
@@ -32,6 +30,9 @@ struct Args {
     /// Element type.
     #[arg(long, value_enum, default_value_t = Dtype::All)]
     dtype: Dtype,
+    /// Planes per block tried with every kernel and block shape (comma-separated).
+    #[arg(long, value_delimiter = ',', default_value = "2,4,8,16,32,64,128,256")]
+    planes: Vec<u32>,
     /// Timed runs per shape (median reported).
     #[arg(long, default_value_t = 10)]
     repeat: usize,
@@ -59,7 +60,7 @@ fn tune<T: Element>(gpu: &Gpu, args: &Args) -> Result<bool> {
     let mut timed: Vec<(f64, StreamingShape)> = Vec::new();
     for &kernel in streaming::kernels(T::NAME) {
         for block in BLOCKS {
-            for planes in PLANES {
+            for &planes in &args.planes {
                 let shape = StreamingShape { kernel, block, planes };
                 if streaming::launch_config(shape, args.grid).is_err() {
                     continue;
