@@ -1,13 +1,23 @@
 //! `merge`: runs PMPP chapter 12's ordered-merge kernels (basic, tiled, circular buffer; all
 //! thread-coarsened; written in Rust, compiled to PTX) on the GPU, checks each against a
-//! stable CPU merge, and reports throughput against the device-to-device copy ceiling.
+//! stable CPU merge, and reports throughput against the device-to-device copy ceiling. The
+//! inputs are generated, or read from NumPy `.npy` files (`--input-a`, `--input-b`);
+//! `--output` saves the merged result as `.npy`.
 
+use std::fs::File;
+use std::io::{BufReader, Seek};
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use host::merge::{Distribution, HostKey, MergeProblem, MergeVariant, first_difference, merge_reference};
+use host::merge::{
+    Distribution, HostKey, MergeProblem, MergeVariant, check_sorted, first_difference, merge_reference,
+};
 use host::report::{Table, gpu_line, parse_list, report_error, thousands};
 use host::{Error, Gpu, Result, random, stats::median_after_warm_up};
+use ndarray::Array1;
+use ndarray_npy::npy::header::Header;
+use ndarray_npy::{ReadableElement, WritableElement, write_npy};
 use serde_json::json;
 
 #[derive(Parser, Debug)]
@@ -15,12 +25,14 @@ use serde_json::json;
     name = "merge",
     version,
     about = "Run the PMPP chapter-12 merge kernels on the GPU, verify them, and compare their speed with the memory-bandwidth ceiling",
-    long_about = "Run the three PMPP chapter-12 ordered-merge kernels (basic, tiled, circular; thread-coarsened; \
+    long_about = "Run the PMPP chapter-12 ordered-merge kernels (basic, tiled, circular; thread-coarsened; \
 written in Rust, compiled to PTX) on the GPU, merging sorted arrays A (m keys) and B (n keys) into C (m + n keys). \
+A and B are generated (--m, --n, --dist, --seed, --dtype) or read from NumPy .npy files (--input-a, --input-b); \
+--output saves the merged result of one variant as .npy. \
 Each result is compared key by key (bits, so the stable order of equal keys counts) with a stable CPU merge, and \
 timed with CUDA events (median of --repeat runs after one warm-up). The ceiling is a device-to-device copy of \
 the same bytes (m + n keys read, m + n written).\n\nExit status: 0 all OK, 1 a variant FAILED its check, 2 an error \
-(bad arguments, no GPU, out of memory)."
+(bad arguments or input files, unsorted or NaN input, no GPU, out of memory)."
 )]
 struct Args {
     /// Keys in A: an integer, or 2^K with an optional +N / -N (e.g. 2^27, 2^24+7).
@@ -29,9 +41,31 @@ struct Args {
     /// Keys in B, in the same forms as --m.
     #[arg(long, default_value = "2^27", value_parser = parse_count)]
     n: usize,
-    /// Key type.
+    /// Key type [with --input-a/--input-b: the files'].
     #[arg(long, value_enum, default_value_t = DtypeArg::All)]
     dtype: DtypeArg,
+    /// Read A from a NumPy .npy file instead of generating it: a 1-D array of int32, uint32,
+    /// int64, float32 or float64, little-endian, sorted ascending, without NaN. Needs --input-b
+    /// of the same dtype; m, n and the key type come from the files.
+    #[arg(
+        long,
+        value_name = "FILE.npy",
+        requires = "input_b",
+        conflicts_with_all = ["m", "n", "dist", "seed", "dtype"]
+    )]
+    input_a: Option<PathBuf>,
+    /// Read B from a NumPy .npy file, as --input-a reads A.
+    #[arg(
+        long,
+        value_name = "FILE.npy",
+        requires = "input_a",
+        conflicts_with_all = ["m", "n", "dist", "seed", "dtype"]
+    )]
+    input_b: Option<PathBuf>,
+    /// Write the merged result of the run (m + n keys, 1-D) to a NumPy .npy file; needs exactly
+    /// one --variant and one key type (--dtype, or the input files').
+    #[arg(long, value_name = "FILE.npy")]
+    output: Option<PathBuf>,
     /// Kernel: all, basic, tiled or circular (or a comma-separated list).
     #[arg(long, default_value = "all", value_parser = parse_variants)]
     variant: Variants,
@@ -65,6 +99,38 @@ enum DtypeArg {
     All,
 }
 
+impl DtypeArg {
+    fn name(self) -> &'static str {
+        match self {
+            DtypeArg::I32 => "i32",
+            DtypeArg::U32 => "u32",
+            DtypeArg::I64 => "i64",
+            DtypeArg::F32 => "f32",
+            DtypeArg::F64 => "f64",
+            DtypeArg::All => "all",
+        }
+    }
+
+    /// The NumPy name of the key type, for messages about `.npy` files.
+    fn numpy_name(self) -> &'static str {
+        match self {
+            DtypeArg::I32 => "int32",
+            DtypeArg::U32 => "uint32",
+            DtypeArg::I64 => "int64",
+            DtypeArg::F32 => "float32",
+            DtypeArg::F64 => "float64",
+            DtypeArg::All => "all",
+        }
+    }
+
+    fn key_bytes(self) -> u64 {
+        match self {
+            DtypeArg::I32 | DtypeArg::U32 | DtypeArg::F32 => 4,
+            DtypeArg::I64 | DtypeArg::F64 | DtypeArg::All => 8,
+        }
+    }
+}
+
 #[derive(Clone, Debug)]
 struct Variants(Vec<MergeVariant>);
 
@@ -89,6 +155,175 @@ fn parse_count(text: &str) -> std::result::Result<usize, String> {
     }
 }
 
+/// The key type of a `.npy` type descriptor, if it is little-endian `int32`, `uint32`, `int64`,
+/// `float32` or `float64`.
+fn npy_dtype(descriptor: &str) -> Option<DtypeArg> {
+    match descriptor {
+        "<i4" => Some(DtypeArg::I32),
+        "<u4" => Some(DtypeArg::U32),
+        "<i8" => Some(DtypeArg::I64),
+        "<f4" => Some(DtypeArg::F32),
+        "<f8" => Some(DtypeArg::F64),
+        _ => None,
+    }
+}
+
+/// A merge input in a `.npy` file whose header has been read and checked: 1-D, one of the key
+/// types, with exactly the data its header announces.
+struct NpyKeysFile {
+    /// `--input-a` or `--input-b`, for messages.
+    option: &'static str,
+    path: PathBuf,
+    header: Header,
+    reader: BufReader<File>,
+    dtype: DtypeArg,
+    len: usize,
+}
+
+impl NpyKeysFile {
+    fn bad(option: &str, path: &Path, why: String) -> Error {
+        Error::BadArgument(format!("{option} {}: {why}", path.display()))
+    }
+
+    /// Opens the `.npy` file at `path` (given as `option`) and checks its header.
+    fn open(option: &'static str, path: &Path) -> Result<Self> {
+        let bad = |why: String| Self::bad(option, path, why);
+        let file = File::open(path).map_err(|e| bad(format!("cannot open it: {e}")))?;
+        let file_len = file.metadata().map_err(|e| bad(format!("cannot read it: {e}")))?.len();
+        let mut reader = BufReader::new(file);
+        let header =
+            Header::from_reader(&mut reader).map_err(|e| bad(format!("not a NumPy .npy file ({e})")))?;
+        let descriptor = header.type_descriptor.as_string().map(String::as_str).unwrap_or("");
+        let dtype = npy_dtype(descriptor).ok_or_else(|| match descriptor.strip_prefix('>').and_then(|d| npy_dtype(&format!("<{d}"))) {
+            Some(little) => bad(format!(
+                "its dtype is {} (big-endian {}); save it little-endian, e.g. a.astype('<{}')",
+                header.type_descriptor,
+                little.numpy_name(),
+                &descriptor[1..]
+            )),
+            None => bad(format!(
+                "its dtype is {}, expected int32 ('<i4'), uint32 ('<u4'), int64 ('<i8'), float32 ('<f4') or float64 ('<f8')",
+                header.type_descriptor
+            )),
+        })?;
+        let &[len] = header.shape.as_slice() else {
+            return Err(bad(format!(
+                "its shape {:?} has {} dimensions, expected 1: merge inputs are 1-D arrays",
+                header.shape,
+                header.shape.len()
+            )));
+        };
+        // Checked before reading, so that a corrupt header cannot ask for an absurd allocation.
+        let needed = len as u128 * u128::from(dtype.key_bytes());
+        let data_bytes = reader.stream_position().map(|at| file_len.saturating_sub(at)).unwrap_or(0);
+        if u128::from(data_bytes) != needed {
+            return Err(bad(format!(
+                "it holds {data_bytes} bytes of data, but {len} {} keys need {needed}",
+                dtype.numpy_name()
+            )));
+        }
+        Ok(Self { option, path: path.to_owned(), header, reader, dtype, len })
+    }
+
+    /// The keys, as `K` (the file's key type).
+    fn read<K: ReadableElement>(self) -> Result<Vec<K>> {
+        K::read_to_end_exact_vec(self.reader, &self.header.type_descriptor, self.len)
+            .map_err(|e| Self::bad(self.option, &self.path, format!("cannot read its data ({e})")))
+    }
+}
+
+/// A and B read from `.npy` files, of one key type.
+#[derive(Debug, PartialEq)]
+enum NpyInputs {
+    I32(Vec<i32>, Vec<i32>),
+    U32(Vec<u32>, Vec<u32>),
+    I64(Vec<i64>, Vec<i64>),
+    F32(Vec<f32>, Vec<f32>),
+    F64(Vec<f64>, Vec<f64>),
+}
+
+impl NpyInputs {
+    fn dtype(&self) -> DtypeArg {
+        match self {
+            NpyInputs::I32(..) => DtypeArg::I32,
+            NpyInputs::U32(..) => DtypeArg::U32,
+            NpyInputs::I64(..) => DtypeArg::I64,
+            NpyInputs::F32(..) => DtypeArg::F32,
+            NpyInputs::F64(..) => DtypeArg::F64,
+        }
+    }
+
+    /// The library's check that A and B are sorted ascending and NaN-free
+    /// ([`Error::Unsorted`], [`Error::NanKey`]).
+    fn check_sorted(&self) -> Result<()> {
+        fn both<K: HostKey>(a: &[K], b: &[K]) -> Result<()> {
+            check_sorted("A", a)?;
+            check_sorted("B", b)
+        }
+        match self {
+            NpyInputs::I32(a, b) => both(a, b),
+            NpyInputs::U32(a, b) => both(a, b),
+            NpyInputs::I64(a, b) => both(a, b),
+            NpyInputs::F32(a, b) => both(a, b),
+            NpyInputs::F64(a, b) => both(a, b),
+        }
+    }
+
+    /// `(m, n)`.
+    fn lens(&self) -> (usize, usize) {
+        match self {
+            NpyInputs::I32(a, b) => (a.len(), b.len()),
+            NpyInputs::U32(a, b) => (a.len(), b.len()),
+            NpyInputs::I64(a, b) => (a.len(), b.len()),
+            NpyInputs::F32(a, b) => (a.len(), b.len()),
+            NpyInputs::F64(a, b) => (a.len(), b.len()),
+        }
+    }
+}
+
+/// Reads A and B from the `.npy` files at `a` and `b` (`--input-a`, `--input-b`): both headers
+/// are checked, and their dtypes compared, before any data is read. Whether the keys are sorted
+/// and NaN-free is checked later, by the library, before the merge.
+fn read_inputs(a: &Path, b: &Path) -> Result<NpyInputs> {
+    let a = NpyKeysFile::open("--input-a", a)?;
+    let b = NpyKeysFile::open("--input-b", b)?;
+    if a.dtype != b.dtype {
+        return Err(Error::BadArgument(format!(
+            "--input-a {} holds {} keys but --input-b {} holds {}: both inputs must have the same dtype",
+            a.path.display(),
+            a.dtype.numpy_name(),
+            b.path.display(),
+            b.dtype.numpy_name()
+        )));
+    }
+    Ok(match a.dtype {
+        DtypeArg::I32 => NpyInputs::I32(a.read()?, b.read()?),
+        DtypeArg::U32 => NpyInputs::U32(a.read()?, b.read()?),
+        DtypeArg::I64 => NpyInputs::I64(a.read()?, b.read()?),
+        DtypeArg::F32 => NpyInputs::F32(a.read()?, b.read()?),
+        DtypeArg::F64 => NpyInputs::F64(a.read()?, b.read()?),
+        DtypeArg::All => unreachable!("npy_dtype names one key type"),
+    })
+}
+
+/// Writes the merged `keys` to the `.npy` file at `path`, for `--output`.
+fn write_keys_npy<K: WritableElement>(path: &Path, keys: Vec<K>) -> Result<()> {
+    write_npy(path, &Array1::from_vec(keys))
+        .map_err(|e| Error::BadArgument(format!("--output {}: cannot write it ({e})", path.display())))
+}
+
+/// `--output` saves one merge, so it needs exactly one variant and one key type.
+fn check_output(args: &Args, dtype: DtypeArg) -> Result<()> {
+    if args.output.is_some() && (args.variant.0.len() != 1 || dtype == DtypeArg::All) {
+        return Err(Error::BadArgument(format!(
+            "--output writes one merge, but this run has {} variant(s) and dtype {}: choose one with --variant NAME and --dtype i32|u32|i64|f32|f64 (or --input-a/--input-b)",
+            args.variant.0.len(),
+            dtype.name()
+        )));
+    }
+    Ok(())
+}
+
 /// One line of the report.
 struct Row {
     variant: MergeVariant,
@@ -111,13 +346,13 @@ impl Row {
     }
 }
 
-/// Runs every chosen variant for key type `K` and returns the report rows.
-fn run_dtype<K: HostKey>(gpu: &Gpu, args: &Args, seed: u64) -> Result<Vec<Row>> {
-    let (a, b) = args.dist.generate::<K>(args.m, args.n, seed)?;
-    let mut problem = MergeProblem::new(gpu, &a, &b)?;
+/// Runs every chosen variant on `a` and `b` and returns the report rows; with `--output`,
+/// saves the result of the (one) variant.
+fn run_keys<K: HostKey + WritableElement>(gpu: &Gpu, args: &Args, a: &[K], b: &[K]) -> Result<Vec<Row>> {
+    let mut problem = MergeProblem::new(gpu, a, b)?;
     let repeat = args.repeat as usize;
     let copy_ms = median_after_warm_up(repeat, || problem.copy_ms())?;
-    let reference = (!args.no_verify).then(|| merge_reference(&a, &b));
+    let reference = (!args.no_verify).then(|| merge_reference(a, b));
     let mut rows = Vec::new();
     for &variant in &args.variant.0 {
         let ms = median_after_warm_up(repeat, || problem.run(variant))?;
@@ -135,32 +370,69 @@ fn run_dtype<K: HostKey>(gpu: &Gpu, args: &Args, seed: u64) -> Result<Vec<Row>> 
             check,
         });
     }
+    if let Some(path) = &args.output {
+        write_keys_npy(path, problem.output()?)?;
+    }
+    Ok(rows)
+}
+
+/// Runs every chosen variant for key type `K` on inputs generated from `--m`, `--n`, `--dist`
+/// and `seed`.
+fn run_dtype<K: HostKey + WritableElement>(gpu: &Gpu, args: &Args, seed: u64) -> Result<Vec<Row>> {
+    let (a, b) = args.dist.generate::<K>(args.m, args.n, seed)?;
+    run_keys(gpu, args, &a, &b)
+}
+
+/// Runs the chosen variants on the `--input-a`/`--input-b` keys, or on generated keys of each
+/// chosen key type.
+fn run_all(gpu: &Gpu, args: &Args, files: Option<NpyInputs>, seed: u64) -> Result<Vec<Row>> {
+    let mut rows = Vec::new();
+    match files {
+        Some(NpyInputs::I32(a, b)) => rows.extend(run_keys(gpu, args, &a, &b)?),
+        Some(NpyInputs::U32(a, b)) => rows.extend(run_keys(gpu, args, &a, &b)?),
+        Some(NpyInputs::I64(a, b)) => rows.extend(run_keys(gpu, args, &a, &b)?),
+        Some(NpyInputs::F32(a, b)) => rows.extend(run_keys(gpu, args, &a, &b)?),
+        Some(NpyInputs::F64(a, b)) => rows.extend(run_keys(gpu, args, &a, &b)?),
+        None => {
+            let all = args.dtype == DtypeArg::All;
+            if all || args.dtype == DtypeArg::I32 {
+                rows.extend(run_dtype::<i32>(gpu, args, seed)?);
+            }
+            if all || args.dtype == DtypeArg::U32 {
+                rows.extend(run_dtype::<u32>(gpu, args, seed)?);
+            }
+            if all || args.dtype == DtypeArg::I64 {
+                rows.extend(run_dtype::<i64>(gpu, args, seed)?);
+            }
+            if all || args.dtype == DtypeArg::F32 {
+                rows.extend(run_dtype::<f32>(gpu, args, seed)?);
+            }
+            if all || args.dtype == DtypeArg::F64 {
+                rows.extend(run_dtype::<f64>(gpu, args, seed)?);
+            }
+        }
+    }
     Ok(rows)
 }
 
 fn run(args: &Args) -> Result<ExitCode> {
-    if args.m.checked_add(args.n).is_none() {
-        return Err(Error::BadShape(format!("m + n = {} + {} overflows", args.m, args.n)));
+    let files = match (&args.input_a, &args.input_b) {
+        (Some(a), Some(b)) => Some(read_inputs(a, b)?),
+        _ => None,
+    };
+    if let Some(files) = &files {
+        // Before the GPU is set up, so that bad files are reported on any machine;
+        // `MergeProblem::new` checks again.
+        files.check_sorted()?;
+    }
+    check_output(args, files.as_ref().map_or(args.dtype, NpyInputs::dtype))?;
+    let (m, n) = files.as_ref().map_or((args.m, args.n), NpyInputs::lens);
+    if m.checked_add(n).is_none() {
+        return Err(Error::BadShape(format!("m + n = {m} + {n} overflows")));
     }
     let gpu = Gpu::new(args.device)?;
     let seed = args.seed.unwrap_or_else(random::fresh_seed);
-    let mut rows = Vec::new();
-    let all = args.dtype == DtypeArg::All;
-    if all || args.dtype == DtypeArg::I32 {
-        rows.extend(run_dtype::<i32>(&gpu, args, seed)?);
-    }
-    if all || args.dtype == DtypeArg::U32 {
-        rows.extend(run_dtype::<u32>(&gpu, args, seed)?);
-    }
-    if all || args.dtype == DtypeArg::I64 {
-        rows.extend(run_dtype::<i64>(&gpu, args, seed)?);
-    }
-    if all || args.dtype == DtypeArg::F32 {
-        rows.extend(run_dtype::<f32>(&gpu, args, seed)?);
-    }
-    if all || args.dtype == DtypeArg::F64 {
-        rows.extend(run_dtype::<f64>(&gpu, args, seed)?);
-    }
+    let rows = run_all(&gpu, args, files, seed)?;
     let gkeys = |r: &Row, ms: f64| r.keys as f64 / ms / 1e6;
     let gbs = |r: &Row, ms: f64| r.bytes as f64 / ms / 1e6;
     if args.json {
@@ -175,19 +447,31 @@ fn run(args: &Args) -> Result<ExitCode> {
                 })
             })
             .collect();
-        let report = json!({
+        let mut report = json!({
             "gpu": gpu.info.name, "compute_capability": gpu.info.compute_capability,
             "driver_cuda_version": gpu.info.driver_cuda_version, "ptx_arch": host::gpu::PTX_ARCH,
-            "m": args.m, "n": args.n, "dist": args.dist.name(), "repeat": args.repeat, "seed": seed, "rows": rows,
+            "m": m, "n": n, "dist": args.dist.name(), "repeat": args.repeat, "seed": seed, "rows": rows,
         });
+        if let (Some(a), Some(b)) = (&args.input_a, &args.input_b) {
+            report["dist"] = serde_json::Value::Null;
+            report["seed"] = serde_json::Value::Null;
+            report["input_a"] = json!(a.display().to_string());
+            report["input_b"] = json!(b.display().to_string());
+        }
+        if let Some(path) = &args.output {
+            report["output"] = json!(path.display().to_string());
+        }
         println!("{}", serde_json::to_string_pretty(&report).expect("JSON of plain values"));
     } else {
         println!("{}", gpu_line(&gpu.info));
+        let source = match (&args.input_a, &args.input_b) {
+            (Some(a), Some(b)) => format!("from {} and {}", a.display(), b.display()),
+            _ => format!("{} distribution, seed {seed}", args.dist.name()),
+        };
         println!(
-            "merge m = {} + n = {} keys ({} distribution), median of {} runs, seed {seed}",
-            thousands(args.m),
-            thousands(args.n),
-            args.dist.name(),
+            "merge m = {} + n = {} keys ({source}), median of {} runs",
+            thousands(m),
+            thousands(n),
             args.repeat
         );
         println!("ceiling: device-to-device copy of A and B into C (m + n keys read once, written once)\n");
@@ -218,6 +502,9 @@ fn run(args: &Args) -> Result<ExitCode> {
                 gbs(r, r.copy_ms),
                 gkeys(r, r.copy_ms)
             );
+        }
+        if let Some(path) = &args.output {
+            println!("result of {} {} written to {}", rows[0].variant.name(), rows[0].dtype, path.display());
         }
     }
     let failed = rows.iter().any(|r| r.status() == "FAIL");
@@ -295,6 +582,168 @@ mod tests {
         ] {
             let err = parse(args).unwrap_err().to_string();
             assert!(err.contains(reason), "{args:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn input_files_come_in_pairs_and_replace_generation() {
+        let args =
+            parse(&["--input-a", "a.npy", "--input-b", "b.npy", "--output", "c.npy", "--variant", "tiled"])
+                .unwrap();
+        assert_eq!(args.input_a.as_deref(), Some(Path::new("a.npy")));
+        assert_eq!(args.input_b.as_deref(), Some(Path::new("b.npy")));
+        assert_eq!(args.output.as_deref(), Some(Path::new("c.npy")));
+        for alone in [&["--input-a", "a.npy"][..], &["--input-b", "b.npy"][..]] {
+            let err = parse(alone).unwrap_err();
+            assert_eq!(err.kind(), clap::error::ErrorKind::MissingRequiredArgument, "{alone:?}: {err}");
+        }
+        for other in [
+            &["--m", "5"][..],
+            &["--n", "2^10"][..],
+            &["--dist", "few-unique"][..],
+            &["--seed", "1"][..],
+            &["--dtype", "i32"][..],
+        ] {
+            let err =
+                parse(&[&["--input-a", "a.npy", "--input-b", "b.npy"][..], other].concat()).unwrap_err();
+            assert_eq!(err.kind(), clap::error::ErrorKind::ArgumentConflict, "{other:?}: {err}");
+        }
+    }
+
+    #[test]
+    fn output_needs_one_variant_and_one_dtype() {
+        let check = |extra: &[&str], dtype| check_output(&parse(extra).unwrap(), dtype);
+        assert!(check(&[], DtypeArg::All).is_ok(), "no --output, no constraint");
+        assert!(check(&["--output", "o.npy", "--variant", "tiled"], DtypeArg::I64).is_ok());
+        for (extra, dtype) in [
+            (&["--output", "o.npy"][..], DtypeArg::F32),
+            (&["--output", "o.npy", "--variant", "basic,tiled"][..], DtypeArg::F64),
+            (&["--output", "o.npy", "--variant", "circular"][..], DtypeArg::All),
+        ] {
+            let err = check(extra, dtype).unwrap_err();
+            assert!(matches!(err, Error::BadArgument(_)), "{err}");
+            assert!(err.to_string().contains("--output writes one merge"), "{err}");
+        }
+    }
+
+    fn save<T: WritableElement>(path: &Path, keys: Vec<T>) {
+        ndarray_npy::write_npy(path, &Array1::from_vec(keys)).unwrap();
+    }
+
+    #[test]
+    fn npy_inputs_round_trip_in_every_key_type() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b) = (tmp.path().join("a.npy"), tmp.path().join("b.npy"));
+        save(&a, vec![-3i32, 0, 7]);
+        save(&b, vec![1i32]);
+        let read = read_inputs(&a, &b).unwrap();
+        assert_eq!((read.dtype(), read.lens()), (DtypeArg::I32, (3, 1)));
+        assert_eq!(read, NpyInputs::I32(vec![-3, 0, 7], vec![1]));
+        save(&a, vec![1u32, u32::MAX]);
+        save(&b, Vec::<u32>::new());
+        assert_eq!(read_inputs(&a, &b).unwrap(), NpyInputs::U32(vec![1, u32::MAX], vec![]));
+        save(&a, vec![i64::MIN]);
+        save(&b, vec![2i64, 2]);
+        assert_eq!(read_inputs(&a, &b).unwrap(), NpyInputs::I64(vec![i64::MIN], vec![2, 2]));
+        save(&a, vec![-0.0f32, 0.5]);
+        save(&b, vec![0.0f32]);
+        let read = read_inputs(&a, &b).unwrap();
+        let NpyInputs::F32(fa, _) = &read else { panic!("{read:?}") };
+        assert!(fa[0].is_sign_negative(), "bits survive");
+        save(&a, vec![0.25f64]);
+        save(&b, vec![-1.0f64, 1.0]);
+        assert_eq!(read_inputs(&a, &b).unwrap(), NpyInputs::F64(vec![0.25], vec![-1.0, 1.0]));
+        // --output writes what --input reads.
+        let c = tmp.path().join("c.npy");
+        write_keys_npy(&c, vec![-1.0f64, 0.25, 1.0]).unwrap();
+        assert_eq!(read_inputs(&c, &b).unwrap(), NpyInputs::F64(vec![-1.0, 0.25, 1.0], vec![-1.0, 1.0]));
+        let err = write_keys_npy(&tmp.path().join("no/such/dir/c.npy"), vec![1i32]).unwrap_err();
+        assert!(
+            err.to_string().starts_with("bad argument: --output ")
+                && err.to_string().contains("cannot write")
+        );
+    }
+
+    #[test]
+    fn bad_npy_inputs_are_errors_not_panics() {
+        let tmp = tempfile::tempdir().unwrap();
+        let file = |name: &str| tmp.path().join(name);
+        save(&file("good.npy"), vec![1i32, 2, 3]);
+        save(&file("i16.npy"), vec![1i16, 2]);
+        ndarray_npy::write_npy(file("2d.npy"), &ndarray::Array2::<i32>::zeros((2, 3))).unwrap();
+        ndarray_npy::write_npy(file("0d.npy"), &ndarray::arr0(5i32)).unwrap();
+        std::fs::write(file("text.npy"), "not numpy").unwrap();
+        save(&file("short.npy"), vec![0i32; 8]);
+        let bytes = std::fs::read(file("short.npy")).unwrap();
+        std::fs::write(file("short.npy"), &bytes[..bytes.len() - 4]).unwrap();
+        // The same file with a big-endian descriptor.
+        let mut bytes = std::fs::read(file("good.npy")).unwrap();
+        let at = bytes.windows(5).position(|w| w == b"'<i4'").unwrap();
+        bytes[at + 1] = b'>';
+        std::fs::write(file("big.npy"), bytes).unwrap();
+        for (name, reason) in [
+            ("missing.npy", "cannot open it"),
+            ("i16.npy", "its dtype is '<i2', expected int32"),
+            ("big.npy", "big-endian int32"),
+            ("2d.npy", "has 2 dimensions, expected 1"),
+            ("0d.npy", "has 0 dimensions, expected 1"),
+            ("text.npy", "not a NumPy .npy file"),
+            ("short.npy", "8 int32 keys need 32"),
+        ] {
+            for (a, b, option) in [(name, "good.npy", "--input-a"), ("good.npy", name, "--input-b")] {
+                let err = read_inputs(&file(a), &file(b)).unwrap_err();
+                let text = err.to_string();
+                assert!(matches!(err, Error::BadArgument(_)), "{name}: {text}");
+                assert!(
+                    text.contains(reason)
+                        && text.contains(option)
+                        && text.contains(name)
+                        && !text.contains('\n'),
+                    "{name}: {text}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn inputs_of_different_dtypes_are_refused() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b) = (tmp.path().join("a.npy"), tmp.path().join("b.npy"));
+        save(&a, vec![1i32, 2]);
+        save(&b, vec![1.0f64]);
+        let err = read_inputs(&a, &b).unwrap_err();
+        assert!(matches!(err, Error::BadArgument(_)), "{err}");
+        assert!(err.to_string().contains("holds int32 keys but --input-b"), "{err}");
+        assert!(err.to_string().contains("holds float64: both inputs must have the same dtype"), "{err}");
+        save(&b, vec![1u32]);
+        assert!(read_inputs(&a, &b).unwrap_err().to_string().contains("holds uint32"));
+    }
+
+    #[test]
+    fn unsorted_or_nan_inputs_are_refused_by_the_library_check() {
+        let tmp = tempfile::tempdir().unwrap();
+        let (a, b) = (tmp.path().join("a.npy"), tmp.path().join("b.npy"));
+        save(&a, vec![1i64, 3, 2]);
+        save(&b, vec![0i64]);
+        let err = read_inputs(&a, &b).unwrap().check_sorted().unwrap_err();
+        assert!(matches!(err, Error::Unsorted { array: "A", index: 2, .. }), "{err:?}");
+        save(&a, vec![0.5f32]);
+        save(&b, vec![0.0f32, f32::NAN]);
+        let err = read_inputs(&a, &b).unwrap().check_sorted().unwrap_err();
+        assert!(matches!(err, Error::NanKey { array: "B", index: 1 }), "{err:?}");
+        save(&b, vec![-0.0f32, 0.0, 1.0]);
+        read_inputs(&a, &b).unwrap().check_sorted().unwrap();
+    }
+
+    #[test]
+    fn npy_type_descriptors() {
+        assert_eq!(npy_dtype("<i4"), Some(DtypeArg::I32));
+        assert_eq!(npy_dtype("<u4"), Some(DtypeArg::U32));
+        assert_eq!(npy_dtype("<i8"), Some(DtypeArg::I64));
+        assert_eq!(npy_dtype("<f4"), Some(DtypeArg::F32));
+        assert_eq!(npy_dtype("<f8"), Some(DtypeArg::F64));
+        for other in [">i4", "<u8", "<f2", "|u1", "i4", ""] {
+            assert_eq!(npy_dtype(other), None, "{other}");
         }
     }
 }
