@@ -1,26 +1,34 @@
-//! Criterion benchmarks of the three merge kernels (Rust, compiled to PTX) against their
-//! CUDA C++ twins and the device-to-device copy of the same bytes, over total sizes 2^20,
-//! 2^24 and 2^28 (split evenly, and 75/25), and a coarsening sweep (keys per thread) that
-//! shows the cost of a binary search per few keys. Each sample is one launch timed with CUDA
-//! events; inputs are fresh uniform random sorted keys. Without a GPU: one line, exit 0.
+//! Criterion benchmarks of the merge kernels (Rust, compiled to PTX): the book's three against
+//! their CUDA C++ twins, and merge path beyond the book, with the device-to-device copy of the
+//! same bytes, at 2^20 + 2^20, 2^27 + 2^27 and 2^27 + 2^20 keys (uniform) and 2^27 + 2^27 with
+//! few unique and all-equal keys; merge path's launch-shape sweep (threads per block × outputs
+//! per thread); and the book's coarsening sweep (keys per thread), which shows the cost of a
+//! binary search per few keys. Each sample is one launch (merge path: its partition and merge)
+//! timed with CUDA events; inputs are fresh random sorted keys. `thrust::merge` runs as a peer
+//! in `benches/peers/merge_peers.py`. Without a GPU: one line, exit 0.
 
 use std::process::exit;
 
 use benches::{Twins, criterion, from_ms, merge_twin_source, open_gpu, write_gpu_info};
 use criterion::{BenchmarkId, Criterion, Throughput};
 use cudarc::driver::{CudaFunction, LaunchConfig};
-use host::merge::{Distribution, HostKey, MergeProblem, MergeVariant, first_difference};
+use host::merge::{Distribution, HostKey, MergeProblem, MergeVariant, first_difference, path};
 use host::{Gpu, Result, random};
 
 const BENCH: &str = "merge_variants";
 
-/// `(case, m, n)`: totals 2^20, 2^24 and 2^28 split evenly, and 2^28 split 75/25.
-const CASES: [(&str, usize, usize); 4] = [
-    ("2^20-even", 1 << 19, 1 << 19),
-    ("2^24-even", 1 << 23, 1 << 23),
-    ("2^28-even", 1 << 27, 1 << 27),
-    ("2^28-75:25", 3 << 26, 1 << 26),
+/// `(case, distribution, m, n)`: the case is `2^A+2^B`, then `-<distribution>` unless uniform
+/// (the peers script names its rows the same way).
+const CASES: [(&str, Distribution, usize, usize); 5] = [
+    ("2^20+2^20", Distribution::Uniform, 1 << 20, 1 << 20),
+    ("2^27+2^27", Distribution::Uniform, 1 << 27, 1 << 27),
+    ("2^27+2^20", Distribution::Uniform, 1 << 27, 1 << 20),
+    ("2^27+2^27-few-unique", Distribution::FewUnique, 1 << 27, 1 << 27),
+    ("2^27+2^27-all-equal", Distribution::AllEqual, 1 << 27, 1 << 27),
 ];
+
+/// Merge path's shape sweep runs on this case.
+const PATH_SWEEP_CASE: (&str, usize, usize) = ("2^27+2^27", 1 << 27, 1 << 27);
 
 /// The coarsening sweep runs on this case.
 const SWEEP_CASE: (&str, usize, usize) = ("2^24", 1 << 23, 1 << 23);
@@ -32,8 +40,8 @@ fn or_exit<V>(result: Result<V>) -> V {
     })
 }
 
-fn problem<K: HostKey>(gpu: &Gpu, m: usize, n: usize) -> MergeProblem<'_, K> {
-    let (a, b) = or_exit(Distribution::Uniform.generate::<K>(m, n, random::fresh_seed()));
+fn problem<K: HostKey>(gpu: &Gpu, distribution: Distribution, m: usize, n: usize) -> MergeProblem<'_, K> {
+    let (a, b) = or_exit(distribution.generate::<K>(m, n, random::fresh_seed()));
     or_exit(MergeProblem::new(gpu, &a, &b))
 }
 
@@ -69,9 +77,9 @@ fn variants<K: HostKey>(
     c: &mut Criterion,
     gpu: &Gpu,
     twins: Option<&Twins>,
-    (case, m, n): (&str, usize, usize),
+    (case, distribution, m, n): (&str, Distribution, usize, usize),
 ) {
-    let mut problem = problem::<K>(gpu, m, n);
+    let mut problem = problem::<K>(gpu, distribution, m, n);
     let mut group = c.benchmark_group(format!("merge_variants/{case}-{}", K::NAME));
     group.throughput(Throughput::Elements((m + n) as u64));
     group.bench_function("copy", |b| b.iter_custom(|iters| from_ms(total_ms(iters, || problem.copy_ms()))));
@@ -79,6 +87,9 @@ fn variants<K: HostKey>(
         group.bench_function(format!("rust/{variant}"), |b| {
             b.iter_custom(|iters| from_ms(total_ms(iters, || problem.run(variant))))
         });
+        if !MergeVariant::BOOK.contains(&variant) {
+            continue;
+        }
         if let Some((function, config)) =
             checked_twin(twins, &mut problem, variant, variant.default_coarsening())
         {
@@ -92,9 +103,35 @@ fn variants<K: HostKey>(
     group.finish();
 }
 
+/// Merge path at every shape of its sweep, each checked against the default shape's output.
+fn path_sweep<K: HostKey>(c: &mut Criterion, gpu: &Gpu) {
+    let (case, m, n) = PATH_SWEEP_CASE;
+    let mut problem = problem::<K>(gpu, Distribution::Uniform, m, n);
+    or_exit(problem.run(MergeVariant::Path));
+    let expected = or_exit(problem.output());
+    let mut group = c.benchmark_group(format!("merge_path/{case}-{}", K::NAME));
+    group.throughput(Throughput::Elements((m + n) as u64));
+    group.bench_function("copy", |b| b.iter_custom(|iters| from_ms(total_ms(iters, || problem.copy_ms()))));
+    for &shape in path::sweep() {
+        or_exit(problem.run_path(shape));
+        if let Some(index) = first_difference(&or_exit(problem.output()), &expected) {
+            eprintln!(
+                "{BENCH}: merge-path {} differs from the default shape at key {index}",
+                path::Describe(shape)
+            );
+            exit(1);
+        }
+        let parameter = path::Describe(shape).to_string();
+        group.bench_function(BenchmarkId::new("rust/merge-path", &parameter), |b| {
+            b.iter_custom(|iters| from_ms(total_ms(iters, || problem.run_path(shape))))
+        });
+    }
+    group.finish();
+}
+
 fn coarsening<K: HostKey>(c: &mut Criterion, gpu: &Gpu, twins: Option<&Twins>) {
     let (case, m, n) = SWEEP_CASE;
-    let mut problem = problem::<K>(gpu, m, n);
+    let mut problem = problem::<K>(gpu, Distribution::Uniform, m, n);
     let mut group = c.benchmark_group(format!("merge_coarsening/{case}-{}", K::NAME));
     group.throughput(Throughput::Elements((m + n) as u64));
     group.bench_function("copy", |b| b.iter_custom(|iters| from_ms(total_ms(iters, || problem.copy_ms()))));
@@ -127,6 +164,8 @@ fn main() {
         variants::<i32>(&mut c, &gpu, twins.as_ref(), case);
         variants::<f64>(&mut c, &gpu, twins.as_ref(), case);
     }
+    path_sweep::<i32>(&mut c, &gpu);
+    path_sweep::<f64>(&mut c, &gpu);
     coarsening::<i32>(&mut c, &gpu, twins.as_ref());
     coarsening::<f64>(&mut c, &gpu, twins.as_ref());
     c.final_summary();

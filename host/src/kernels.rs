@@ -1,13 +1,13 @@
 //! Every kernel entry point the host launches, with the launch-sized shared memory it gets
 //! (the PTX declares it `.extern .shared`, so `ptxas` cannot report it).
 
-use crate::merge::MergeVariant;
+use crate::merge::{MergeVariant, path};
 use crate::stencil::{StencilVariant, streaming};
 
 /// `(entry point, dynamic shared-memory bytes per block)` for every launched kernel: the
 /// book's stencils at every tile edge of their sweep, every streaming stencil kernel (no
-/// shared memory), the merges on every key type at every
-/// coarsening factor of theirs.
+/// shared memory), the book's merges on every key type at every coarsening factor of theirs,
+/// and merge path's partition and every built shape.
 pub fn entry_points() -> Vec<(String, usize)> {
     let mut entries = Vec::new();
     for variant in StencilVariant::ALL {
@@ -37,6 +37,13 @@ pub fn entry_points() -> Vec<(String, usize)> {
                     variant.entry_point_with_coarsening(dtype, factor).expect("a factor of the variant");
                 entries.push((entry, plan.shared_mem_bytes));
             }
+        }
+    }
+    for (dtype, bytes) in MergeVariant::KEY_TYPES {
+        entries.push((path::partition_entry_point(dtype), 0));
+        for &shape in path::shapes(dtype) {
+            let entry = path::entry_point(shape, dtype).expect("a built shape");
+            entries.push((entry, shape.shared_bytes(bytes)));
         }
     }
     entries

@@ -5,12 +5,14 @@
 //! Run with `cargo test --release -p host --test merge_gpu -- --include-ignored` on a machine
 //! with a CUDA GPU (55 s on an H200 in release mode, much of it host-side generation and checks;
 //! the merge past 2^32 keys needs about 35 GB of device memory and as much host memory; the
-//! coarsening sweep, added since, runs 15 more entry points on i32 and f64 keys).
+//! coarsening sweep, added since, runs 15 more entry points on i32 and f64 keys; merge path,
+//! added since, runs with every variant and alone at its tile edges and over its sweep).
 
 use cudarc::driver::LaunchConfig;
-use gpu_kernels::merge::tiles::TILE_SIZE;
+use gpu_kernels::merge::tiles::{PathShape, TILE_SIZE};
 use host::merge::{
     self, Distribution, HostKey, MergeProblem, MergeVariant, check_sorted, first_difference, merge_reference,
+    path,
 };
 use host::{Error, Gpu};
 use ndarray::parallel::prelude::*;
@@ -320,4 +322,111 @@ fn coarsening_factors_without_an_entry_point_are_refused_and_any_function_runs()
     let empty_grid = LaunchConfig { grid_dim: (0, 1, 1), ..plan.launch_config().unwrap() };
     let err = problem.run_function(&function, empty_grid, "hand-launched tiled").unwrap_err();
     assert!(matches!(err, Error::BadArgument(_)), "{err}");
+}
+
+/// Merge path with `shape` on `problem` against `expected`, bit for bit.
+fn check_path_shape<K: HostKey>(
+    problem: &mut MergeProblem<'_, K>,
+    shape: PathShape,
+    expected: &[K],
+    what: &str,
+) {
+    let describe = path::Describe(shape);
+    let ms =
+        problem.run_path(shape).unwrap_or_else(|e| panic!("{what}, merge-path {describe} {}: {e}", K::NAME));
+    assert!(ms.is_finite() && ms >= 0.0, "{what}, {describe}: {ms} ms");
+    let out = problem.output().unwrap();
+    if let Some(i) = first_difference(&out, expected) {
+        panic!(
+            "{what}, merge-path {describe} {}: {} keys, first difference at {i}: got {:?}, expected {:?}",
+            K::NAME,
+            expected.len(),
+            out.get(i),
+            expected.get(i)
+        );
+    }
+}
+
+/// Merge path's default shape for `K` over {0, 1, 2, 1000, tile − 1, tile, tile + 1}² sizes,
+/// every distribution, and A above B.
+fn check_path_tile_edges<K: HostKey>(gpu: &Gpu) {
+    let shape = path::default_shape(K::NAME);
+    let t = shape.tile_size();
+    let sizes = [0, 1, 2, 1000, t - 1, t, t + 1];
+    for m in sizes {
+        for n in sizes {
+            for (distribution, swap) in
+                Distribution::ALL.map(|d| (d, false)).into_iter().chain([(Distribution::Disjoint, true)])
+            {
+                let (a, b) = if swap {
+                    let (a, b) = distribution.generate::<K>(n, m, 0x9a7).unwrap();
+                    (b, a)
+                } else {
+                    distribution.generate::<K>(m, n, 0x9a7).unwrap()
+                };
+                let expected = merge_reference(&a, &b);
+                let mut problem = MergeProblem::new(gpu, &a, &b).unwrap();
+                let order = if swap { " A above B" } else { "" };
+                check_path_shape(
+                    &mut problem,
+                    shape,
+                    &expected,
+                    &format!("{distribution}{order} m = {m}, n = {n}"),
+                );
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_path_at_tile_edges_on_every_key_type_and_distribution() {
+    let gpu = gpu();
+    check_path_tile_edges::<i32>(&gpu);
+    check_path_tile_edges::<u32>(&gpu);
+    check_path_tile_edges::<i64>(&gpu);
+    check_path_tile_edges::<f32>(&gpu);
+    check_path_tile_edges::<f64>(&gpu);
+}
+
+/// Every built merge-path shape for `K` (the sweep's for i32 and f64) on edge sizes of each
+/// shape's tile, ties and disjoint runs, and an uneven merge over many tiles.
+fn check_path_sweep<K: HostKey>(gpu: &Gpu) {
+    let shapes = path::shapes(K::NAME);
+    assert_eq!(shapes.len(), path::sweep().len());
+    let uneven = (1 << 22) + 7;
+    let mut sizes = vec![(0, 0), (1, 0), (0, 1), (1000, 3), (uneven, (1 << 20) + 13)];
+    sizes.extend(shapes.iter().flat_map(|s| [(s.tile_size() - 1, 1), (s.tile_size(), s.tile_size() + 1)]));
+    for (m, n) in sizes {
+        for distribution in [Distribution::Uniform, Distribution::FewUnique, Distribution::Disjoint] {
+            let (a, b) = distribution.generate::<K>(m, n, 0x5a1).unwrap();
+            let expected = merge_reference(&a, &b);
+            let mut problem = MergeProblem::new(gpu, &a, &b).unwrap();
+            for &shape in shapes {
+                check_path_shape(&mut problem, shape, &expected, &format!("{distribution} m = {m}, n = {n}"));
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_merge_path_shape_of_the_sweep_matches_the_reference() {
+    let gpu = gpu();
+    check_path_sweep::<i32>(&gpu);
+    check_path_sweep::<f64>(&gpu);
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_path_shapes_not_built_are_refused() {
+    let gpu = gpu();
+    let mut problem = MergeProblem::new(&gpu, &[1u32, 4], &[2, 3]).unwrap();
+    for shape in [PathShape { block_threads: 128, items: 7 }, PathShape { block_threads: 2048, items: 1 }] {
+        let err = problem.run_path(shape).unwrap_err();
+        assert!(matches!(err, Error::BadArgument(_)), "{shape:?}: {err}");
+    }
+    assert!(matches!(problem.output(), Err(Error::BadArgument(_))));
+    problem.run_path(path::default_shape("u32")).unwrap();
+    assert_eq!(problem.output().unwrap(), [1, 2, 3, 4]);
 }

@@ -31,7 +31,7 @@ fn ptx_contains_every_tile_of_the_tiling_sweep() {
 fn ptx_contains_every_merge_entry_point_of_the_coarsening_sweep() {
     let entries = ptx_build::entry_points(host::gpu::PTX);
     let mut sweep = 0;
-    for variant in MergeVariant::ALL {
+    for variant in MergeVariant::BOOK {
         for (dtype, _) in MergeVariant::KEY_TYPES {
             let factors = variant.coarsenings(dtype);
             assert!(factors.contains(&variant.default_coarsening()), "{variant} {dtype}: {factors:?}");
@@ -52,7 +52,25 @@ fn ptx_contains_every_merge_entry_point_of_the_coarsening_sweep() {
             "{entry} is in the PTX but not in kernels::entry_points"
         );
     }
-    assert_eq!(launched.iter().filter(|l| l.starts_with("merge_")).count(), 15 + 15);
+    // Merge path: a partition per key type, the sweep's 14 shapes for i32 and f64, the
+    // default for the other three.
+    assert_eq!(launched.iter().filter(|l| l.starts_with("merge_path_")).count(), 5 + 2 * 14 + 3);
+    assert_eq!(launched.iter().filter(|l| l.starts_with("merge_")).count(), 15 + 15 + 36);
+}
+
+#[test]
+fn ptx_contains_every_merge_path_shape() {
+    let entries = ptx_build::entry_points(host::gpu::PTX);
+    for (dtype, _) in MergeVariant::KEY_TYPES {
+        let partition = host::merge::path::partition_entry_point(dtype);
+        assert!(entries.contains(&partition.as_str()), "{partition} missing");
+        let shapes = host::merge::path::shapes(dtype);
+        assert!(shapes.contains(&host::merge::path::default_shape(dtype)), "{dtype}: {shapes:?}");
+        for &shape in shapes {
+            let name = host::merge::path::entry_point(shape, dtype).unwrap();
+            assert!(entries.contains(&name.as_str()), "{name} missing from {entries:?}");
+        }
+    }
 }
 
 #[test]

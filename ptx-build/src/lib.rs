@@ -5,7 +5,8 @@
 //!
 //! The nested cargo runs in its own target directory (the outer build holds the lock on
 //! the normal one), with the outer build's `CARGO_*`, `RUSTC*` and `RUSTFLAGS` variables
-//! removed, and `-Ctarget-cpu` passed through `CARGO_ENCODED_RUSTFLAGS`.
+//! removed, and `-Ctarget-cpu` (with a higher LLVM unroll threshold) passed through
+//! `CARGO_ENCODED_RUSTFLAGS`.
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -20,6 +21,9 @@ pub const ARCH_ENV: &str = "GPU_KERNELS_ARCH";
 pub const DEFAULT_ARCH: &str = "sm_70";
 /// The crate that holds the kernels.
 pub const KERNEL_CRATE: &str = "gpu-kernels";
+
+/// LLVM's loop-unroll threshold for the kernels (its own default is 150, or 300 at `-O3`).
+pub const UNROLL_THRESHOLD: u32 = 1000;
 
 /// What went wrong while building the PTX.
 #[derive(Debug)]
@@ -110,7 +114,14 @@ impl PtxBuild {
                 command.env_remove(key.as_ref());
             }
         }
-        command.env("CARGO_ENCODED_RUSTFLAGS", format!("-Ctarget-cpu={}", self.arch));
+        // LLVM's default unroll threshold leaves loops over arrays of more than about 16 keys
+        // (the merge-path kernel's per-thread arrays) rolled, and a rolled loop indexes the
+        // array, which puts it in local memory. A higher threshold unrolls them into
+        // registers; it left every other kernel's PTX as it was when it was added.
+        command.env(
+            "CARGO_ENCODED_RUSTFLAGS",
+            format!("-Ctarget-cpu={}\x1f-Cllvm-args=-unroll-threshold={UNROLL_THRESHOLD}", self.arch),
+        );
         let output = command.output().map_err(|e| Error::Spawn(cargo.clone(), e))?;
         if !output.status.success() {
             return Err(Error::Cargo(String::from_utf8_lossy(&output.stderr).into_owned()));

@@ -62,3 +62,65 @@ merge_entry_points! {
     merge_tiled_c2_f64 => merge_tiled::<f64, 2>;
     merge_tiled_c4_f64 => merge_tiled::<f64, 4>;
 }
+
+/// Stamps out the merge-path kernels for each key type: the partition
+/// `merge_path_partition_<t>(a, m, b, n, tile_size, splits)` and the merge
+/// `merge_path_b<BLOCK>_i<ITEMS>_<t>(a, m, b, n, c, splits)` for each `(BLOCK, ITEMS)` listed,
+/// and the list itself as `$list` for the host.
+macro_rules! path_entry_points {
+    ($($list:ident: $t:ident => [$(($block:literal, $items:literal)),* $(,)?];)*) => {$(
+        #[doc = concat!("Every merge-path shape built for `", stringify!($t), "` keys.")]
+        pub const $list: &[super::tiles::PathShape] = &[$(
+            super::tiles::PathShape { block_threads: $block, items: $items }
+        ),*];
+
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn ${concat(merge_path_partition_, $t)}(
+            a: *const $t,
+            m: u64,
+            b: *const $t,
+            n: u64,
+            tile_size: u64,
+            splits: *mut u64,
+        ) {
+            // SAFETY: the host passes sorted, NaN-free inputs of `m` and `n` keys and a
+            // `splits` buffer of `⌈(m + n) / tile_size⌉ + 1` entries, with `tile_size > 0`.
+            unsafe {
+                super::merge_path_partition::<$t>(a, m as usize, b, n as usize, tile_size as usize, splits.cast())
+            }
+        }
+        $(
+            #[cfg(target_arch = "nvptx64")]
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn ${concat(merge_path_b, $block, _i, $items, _, $t)}(
+                a: *const $t,
+                m: u64,
+                b: *const $t,
+                n: u64,
+                c: *mut $t,
+                splits: *const u64,
+            ) {
+                // SAFETY: the host runs the partition for this tile size first, and launches
+                // one block of `BLOCK` threads per tile with a tile of shared memory.
+                unsafe { super::merge_path::<$t, $block, $items>(a, m as usize, b, n as usize, c, splits.cast()) }
+            }
+        )*
+    )*};
+}
+
+// The defaults (`tiles::PATH_4_BYTE`, `PATH_8_BYTE`) for every key type, and the benchmarks'
+// sweep (`tiles::PATH_SWEEP`) for i32 and f64 keys.
+path_entry_points! {
+    PATH_SHAPES_I32: i32 => [
+        (128, 7), (128, 11), (128, 15), (128, 19), (256, 7), (256, 11), (256, 15), (256, 16),
+        (256, 19), (256, 23), (512, 7), (512, 11), (512, 15), (512, 19),
+    ];
+    PATH_SHAPES_U32: u32 => [(256, 15)];
+    PATH_SHAPES_F32: f32 => [(256, 15)];
+    PATH_SHAPES_I64: i64 => [(256, 11)];
+    PATH_SHAPES_F64: f64 => [
+        (128, 7), (128, 11), (128, 15), (128, 19), (256, 7), (256, 11), (256, 15), (256, 16),
+        (256, 19), (256, 23), (512, 7), (512, 11), (512, 15), (512, 19),
+    ];
+}

@@ -12,7 +12,10 @@
 //! * [`merge_circular`] (12.7): the tiled kernel with circular buffers that keep the unconsumed
 //!   part of each tile and load only what was consumed.
 //!
-//! All three are thread-coarsened (12.8): `C` outputs per thread between its two co-ranks,
+//! Beyond the book, [`merge_path`] (Green, McColl & Bader 2012) is the kernel to run for speed:
+//! a partition kernel co-ranks every tile once, and each block merges exactly one tile.
+//!
+//! The book's three are thread-coarsened (12.8): `C` outputs per thread between its two co-ranks,
 //! a const generic of every kernel. The main entry points use [`tiles::ELEMENTS_PER_THREAD`];
 //! the benchmarks' sweep ([`tiles::COARSENING_SWEEP`]) has entry points of its own.
 
@@ -21,6 +24,7 @@ mod circular;
 mod circular_buffer;
 mod entry;
 mod keys;
+mod path;
 mod sequential;
 mod tiled;
 pub mod tiles;
@@ -31,6 +35,8 @@ mod tests;
 pub use basic::{merge_basic, merge_basic_thread};
 pub use circular::{CircularBlock, merge_circular};
 pub use circular_buffer::{Circular, co_rank_circular, merge_sequential_circular};
+pub use entry::{PATH_SHAPES_F32, PATH_SHAPES_F64, PATH_SHAPES_I32, PATH_SHAPES_I64, PATH_SHAPES_U32};
 pub use keys::{KeyReader, KeyRun, KeyWriter, MergeKey, SharedKeys};
+pub use path::{PathTile, merge_path, merge_path_partition, merge_path_partition_thread};
 pub use sequential::{co_rank, co_rank_by, merge_sequential, merge_sequential_by};
 pub use tiled::{TileBuffers, TiledBlock, merge_tiled};

@@ -2,13 +2,14 @@
 //! the circular helpers against the linear ones at every wrap position, and the three kernels'
 //! per-thread phases run for every thread of every block in turn (a block simulated between
 //! its barriers, each thread with its own copy of the block state, as on the GPU), at the
-//! main entry points' coarsening factor and across the benchmarks' sweep.
+//! main entry points' coarsening factor and across the benchmarks' sweep; and the merge-path
+//! kernel's partition and phases the same way.
 
 use proptest::prelude::*;
 
 use super::tiles::{
-    BLOCK_THREADS, COARSENING_SWEEP, ELEMENTS_PER_THREAD, TILE_SIZE, tile_size, tiled_block_range,
-    tiled_blocks,
+    BLOCK_THREADS, COARSENING_SWEEP, ELEMENTS_PER_THREAD, PARTITION_THREADS, PATH_4_BYTE, PATH_8_BYTE,
+    TILE_SIZE, tile_size, tiled_block_range, tiled_blocks,
 };
 use super::*;
 
@@ -430,5 +431,128 @@ proptest! {
     #[test]
     fn kernels_merge_random_inputs_with_sixteen_outputs_per_thread((a, b) in inputs(3 * tile_size(16))) {
         check_kernels::<16>(&a, &b);
+    }
+}
+
+// ---- The merge-path kernel (beyond the book) ------------------------------------------------
+
+/// The partition and the merge-path kernel with `BLOCK` threads of `ITEMS` outputs per tile,
+/// every thread of every block in turn, phase by phase, with shared memory poisoned where a
+/// phase must not read. Returns the output.
+fn simulate_path<const BLOCK: usize, const ITEMS: usize>(a: &[Tagged], b: &[Tagged]) -> Vec<Tagged> {
+    let (m, n) = (a.len(), b.len());
+    let total = m + n;
+    let tile_size = BLOCK * ITEMS;
+    let tiles = total.div_ceil(tile_size);
+    // One spare entry, to show the partition writes `tiles + 1` and no more.
+    let mut splits = vec![usize::MAX; tiles + 2];
+    for t in 0..tiles + 1 + 2 * PARTITION_THREADS {
+        // SAFETY: the inputs hold `m` and `n` keys; `splits` has room for `tiles + 1`.
+        unsafe {
+            merge_path_partition_thread(t, a.as_ptr(), m, b.as_ptr(), n, tile_size, splits.as_mut_ptr())
+        };
+    }
+    assert_eq!(splits[tiles + 1], usize::MAX, "the partition wrote past `tiles + 1`");
+    let mut c = vec![POISON; total];
+    for tile_index in 0..tiles {
+        let tile = PathTile::new(tile_index, tile_size, total, splits[tile_index], splits[tile_index + 1]);
+        assert_eq!(tile.a_len + tile.b_len, tile.c_len);
+        let mut shared = vec![POISON; tile_size];
+        let s = shared.as_mut_ptr();
+        // SAFETY (every phase): the tile's keys lie in the inputs; `shared` holds a tile; the
+        // phases run in the kernel's order, every thread of the block between two barriers.
+        let gathered: Vec<[Tagged; ITEMS]> = (0..BLOCK)
+            .map(|tid| unsafe { tile.gather::<_, BLOCK, ITEMS>(tid, a.as_ptr(), b.as_ptr()) })
+            .collect();
+        for (tid, keys) in gathered.into_iter().enumerate() {
+            unsafe { tile.scatter(keys, s, |k| tid + k * BLOCK) };
+        }
+        let c_len = tile.c_len as usize;
+        let (a_run, b_run) = (tile.a_start..tile.a_start + tile.a_len as usize, tile.b_start..);
+        let expected_tile: Vec<_> =
+            a[a_run].iter().chain(&b[b_run][..tile.b_len as usize]).copied().collect();
+        assert_eq!(identity(&shared[..c_len]), identity(&expected_tile), "tile {tile_index}: gathered keys");
+        assert!(
+            shared[c_len..].iter().all(|k| k.tag == POISON.tag),
+            "tile {tile_index}: wrote past the tile"
+        );
+        // --- barrier ---
+        let merged: Vec<[Tagged; ITEMS]> =
+            (0..BLOCK).map(|tid| unsafe { tile.merge_thread(tid, s) }).collect();
+        // --- barrier ---
+        shared.fill(POISON);
+        let s = shared.as_mut_ptr();
+        for (tid, keys) in merged.into_iter().enumerate() {
+            unsafe { tile.scatter(keys, s, |k| tid * ITEMS + k) };
+        }
+        // --- barrier ---
+        for tid in 0..BLOCK {
+            unsafe { tile.store::<_, _, BLOCK, ITEMS>(tid, s, c.as_mut_ptr()) };
+        }
+    }
+    c
+}
+
+/// The merge-path kernel at a few shapes: the defaults, an even count of outputs per thread,
+/// and small tiles that put many tile edges into small inputs.
+fn check_path(a: &[Tagged], b: &[Tagged]) {
+    let expected = identity(&reference(a, b));
+    let (m, n) = (a.len(), b.len());
+    assert_eq!(identity(&simulate_path::<4, 3>(a, b)), expected, "4×3, m {m}, n {n}");
+    assert_eq!(identity(&simulate_path::<8, 16>(a, b)), expected, "8×16, m {m}, n {n}");
+    assert_eq!(identity(&simulate_path::<32, 7>(a, b)), expected, "32×7, m {m}, n {n}");
+    assert_eq!(
+        identity(&simulate_path::<{ PATH_4_BYTE.block_threads }, { PATH_4_BYTE.items }>(a, b)),
+        expected,
+        "default 4-byte shape, m {m}, n {n}"
+    );
+    assert_eq!(
+        identity(&simulate_path::<{ PATH_8_BYTE.block_threads }, { PATH_8_BYTE.items }>(a, b)),
+        expected,
+        "default 8-byte shape, m {m}, n {n}"
+    );
+}
+
+#[test]
+fn merge_path_merges_edge_sizes() {
+    let t = PATH_4_BYTE.tile_size();
+    for (m, n) in [
+        (0, 0),
+        (0, 1),
+        (1, 0),
+        (1, 1),
+        (2, 1000),
+        (t - 1, 0),
+        (t, 0),
+        (0, t + 1),
+        (t - 1, 1),
+        (t, t),
+        (t + 1, t - 1),
+    ] {
+        let a_keys: Vec<i64> = (0..m as i64).map(|i| i % 5).collect();
+        let b_keys: Vec<i64> = (0..n as i64).map(|j| j % 7).collect();
+        let (a, b) = tagged(&a_keys, &b_keys);
+        check_path(&a, &b);
+    }
+}
+
+#[test]
+fn merge_path_merges_all_equal_and_disjoint_keys() {
+    let (a, b) = tagged(&[9; 5000], &[9; 3 * 1024 + 1]);
+    check_path(&a, &b);
+    let low: Vec<i64> = (0..5003).collect();
+    let high: Vec<i64> = (1_000_000..1_002_011).collect();
+    let (a, b) = tagged(&low, &high);
+    check_path(&a, &b);
+    let (a, b) = tagged(&high, &low);
+    check_path(&a, &b);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn merge_path_merges_random_inputs((a, b) in inputs(3000)) {
+        check_path(&a, &b);
     }
 }

@@ -127,9 +127,88 @@ pub fn thread_range(tid: usize, c_tile: usize, elements_per_thread: usize) -> (u
     (c_curr, (c_curr + elements_per_thread).min(c_tile))
 }
 
+/// A launch shape of the merge-path kernel (beyond the book, `merge/path.rs`): threads per
+/// block and outputs per thread. Each block merges exactly one tile of
+/// `block_threads × items` outputs, staged in that many keys of shared memory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct PathShape {
+    pub block_threads: usize,
+    pub items: usize,
+}
+
+impl PathShape {
+    /// Outputs per tile, and keys of shared memory per block.
+    pub const fn tile_size(self) -> usize {
+        self.block_threads * self.items
+    }
+
+    /// Dynamic shared memory per block for keys of `key_bytes` bytes.
+    pub const fn shared_bytes(self, key_bytes: usize) -> usize {
+        self.tile_size() * key_bytes
+    }
+
+    /// Tiles (blocks) of a merge of `total` outputs; zero for an empty merge.
+    pub const fn tiles(self, total: usize) -> usize {
+        total.div_ceil(self.tile_size())
+    }
+}
+
+/// The merge-path shape for 4-byte keys (i32, u32, f32), chosen by the sweep
+/// ([`PATH_SWEEP`]) on an H200: see the report.
+pub const PATH_4_BYTE: PathShape = PathShape { block_threads: 256, items: 15 };
+
+/// The merge-path shape for 8-byte keys (i64, f64), chosen by the same sweep.
+pub const PATH_8_BYTE: PathShape = PathShape { block_threads: 256, items: 11 };
+
+/// The merge-path shape for keys of `key_bytes` bytes.
+pub const fn path_shape(key_bytes: usize) -> PathShape {
+    if key_bytes <= 4 { PATH_4_BYTE } else { PATH_8_BYTE }
+}
+
+/// The benchmarks' merge-path sweep (i32 and f64 keys): block sizes × outputs per thread,
+/// odd counts (no bank conflicts when a thread stages its outputs at `tid * items`) and one
+/// even count to show what the conflicts cost.
+pub const PATH_SWEEP: [PathShape; 14] = {
+    const fn s(block_threads: usize, items: usize) -> PathShape {
+        PathShape { block_threads, items }
+    }
+    [
+        s(128, 7),
+        s(128, 11),
+        s(128, 15),
+        s(128, 19),
+        s(256, 7),
+        s(256, 11),
+        s(256, 15),
+        s(256, 16),
+        s(256, 19),
+        s(256, 23),
+        s(512, 7),
+        s(512, 11),
+        s(512, 15),
+        s(512, 19),
+    ]
+};
+
+/// Threads per block of the merge-path partition kernel (one co-rank per thread).
+pub const PARTITION_THREADS: usize = 256;
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn merge_path_shapes_fit_in_shared_memory_and_include_the_defaults() {
+        for shape in PATH_SWEEP {
+            assert!(shape.shared_bytes(8) <= MAX_SHARED_BYTES, "{shape:?}");
+        }
+        assert!(PATH_SWEEP.contains(&PATH_4_BYTE) && PATH_SWEEP.contains(&PATH_8_BYTE));
+        assert_eq!(path_shape(4), PATH_4_BYTE);
+        assert_eq!(path_shape(8), PATH_8_BYTE);
+        assert_eq!(PATH_4_BYTE.tiles(0), 0);
+        assert_eq!(PATH_4_BYTE.tiles(1), 1);
+        assert_eq!(PATH_4_BYTE.tiles(PATH_4_BYTE.tile_size() + 1), 2);
+    }
 
     #[test]
     fn a_tile_is_one_coarsened_chunk_per_thread() {

@@ -27,6 +27,7 @@
 
 mod distribution;
 mod key;
+pub mod path;
 mod problem;
 mod reference;
 mod validate;

@@ -1,16 +1,33 @@
 //! A merge on the GPU: A and B uploaded once, an output buffer, and timed launches of any
-//! variant at any coarsening factor it is built with, or of any kernel with the same
-//! signature (for benchmarks and the CLI).
+//! variant at any coarsening factor (the book's) or shape (merge path) it is built with, or of
+//! any kernel with the book's signature (for benchmarks and the CLI).
 
 use cudarc::driver::sys::CUfunction_attribute;
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use gpu_kernels::merge::tiles::PathShape;
 
-use super::{HostKey, MergePlan, MergeVariant, check_sorted};
+use super::{HostKey, MergePlan, MergeVariant, check_sorted, path};
 use crate::error::CudaContext as _;
 use crate::{Error, Gpu, Result};
 
 /// Dynamic shared memory a kernel gets without opting in.
 const DEFAULT_SHARED_BYTES: usize = 48 * 1024;
+
+/// The arguments every merge kernel starts with: `(a, m, b, n, c)`.
+type LaunchArgs<'p, K> = (&'p CudaSlice<K>, &'p u64, &'p CudaSlice<K>, &'p u64, &'p mut CudaSlice<K>);
+
+/// Past 48 KiB of dynamic shared memory, a kernel must opt in to more.
+fn allow_shared_memory(function: &CudaFunction, shared_mem_bytes: usize, label: &str) -> Result<()> {
+    if shared_mem_bytes > DEFAULT_SHARED_BYTES {
+        function
+            .set_attribute(
+                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                shared_mem_bytes as i32,
+            )
+            .context(|| format!("allowing the {label} merge {shared_mem_bytes} bytes of shared memory"))?;
+    }
+    Ok(())
+}
 
 /// Device buffers for one merge: the inputs A (`m` keys) and B (`n` keys), checked sorted and
 /// NaN-free, and the output C (`m + n` keys).
@@ -23,6 +40,8 @@ pub struct MergeProblem<'g, K: HostKey> {
     a: CudaSlice<K>,
     b: CudaSlice<K>,
     c: CudaSlice<K>,
+    /// Merge path's co-ranks of every tile start, grown to the largest tile count run so far.
+    splits: Option<CudaSlice<u64>>,
     /// Whether `c` holds the result of a completed run.
     has_output: bool,
 }
@@ -41,7 +60,7 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
         let upload = |keys: &[K]| if keys.is_empty() { gpu.alloc(1) } else { gpu.upload(keys) };
         let (a, b) = (upload(a)?, upload(b)?);
         let c = gpu.alloc(total.max(1))?;
-        Ok(Self { gpu, m, n, a, b, c, has_output: false })
+        Ok(Self { gpu, m, n, a, b, c, splits: None, has_output: false })
     }
 
     /// Keys in A.
@@ -83,8 +102,54 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
     /// Runs `variant` once and returns its GPU time in milliseconds (CUDA events around the
     /// launch alone). The output is poisoned (all bytes `0xFF`) before, untimed, so a key the
     /// kernel fails to write shows in [`output`](Self::output).
+    ///
+    /// Merge path runs with its default shape for this key type, and its time includes the
+    /// partition kernel's.
     pub fn run(&mut self, variant: MergeVariant) -> Result<f64> {
-        self.run_with_coarsening(variant, variant.default_coarsening())
+        match variant {
+            MergeVariant::Path => self.run_path(path::default_shape(K::NAME)),
+            _ => self.run_with_coarsening(variant, variant.default_coarsening()),
+        }
+    }
+
+    /// Runs merge path built with `shape` (one of [`path::shapes`] for this key type; others
+    /// are an [`Error::BadArgument`]): the partition kernel, then the merge kernel, both inside
+    /// one timing (CUDA events). The output is poisoned before, untimed, as in [`run`](Self::run).
+    pub fn run_path(&mut self, shape: PathShape) -> Result<f64> {
+        let merge = self.gpu.function(&path::entry_point(shape, K::NAME)?)?;
+        let partition = self.gpu.function(&path::partition_entry_point(K::NAME))?;
+        let plan = path::plan(shape, self.m, self.n, size_of::<K>())?;
+        let label = format!("merge-path {} {}", K::NAME, path::Describe(shape));
+        allow_shared_memory(&merge, plan.shared_mem_bytes, &label)?;
+        let Some(config) = plan.launch_config() else {
+            // An empty merge launches nothing.
+            return self.time_launches(&label, |_, _| Ok(()));
+        };
+        let tiles = plan.blocks;
+        if self.splits.as_ref().is_none_or(|s| s.len() < tiles + 1) {
+            self.splits = None;
+            self.splits = Some(self.gpu.alloc::<u64>(tiles + 1)?);
+        }
+        let mut splits = self.splits.take().expect("allocated above");
+        let tile_size = shape.tile_size() as u64;
+        let timed = self.time_launches(&label, |stream, (a, m, b, n, c)| {
+            let mut launch = stream.launch_builder(&partition);
+            launch.arg(a).arg(m).arg(b).arg(n).arg(&tile_size).arg(&mut splits);
+            // SAFETY: `merge_path_partition_<t>(a, m, b, n, tile_size, splits)`: A and B
+            // hold m and n sorted, NaN-free keys; `splits` holds at least tiles + 1 entries; the
+            // launch has tiles + 1 threads or more.
+            unsafe { launch.launch(path::partition_config(tiles)) }
+                .map(drop)
+                .context(|| format!("launching the {label} partition"))?;
+            let mut launch = stream.launch_builder(&merge);
+            launch.arg(a).arg(m).arg(b).arg(n).arg(c).arg(&splits);
+            // SAFETY: `merge_path_b<B>_i<I>_<t>(a, m, b, n, c, splits)`: the partition above, on
+            // the same stream, wrote the splits of this tile size; one block of B threads per
+            // tile, a tile of keys of shared memory (opted in above past 48 KiB).
+            unsafe { launch.launch(config) }.map(drop).context(|| format!("launching the {label} merge"))
+        });
+        self.splits = Some(splits);
+        timed
     }
 
     /// As [`run`](Self::run), with the entry point built with `factor` outputs per thread (one
@@ -128,34 +193,34 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
                 self.m, self.n
             )));
         }
-        let shared_mem_bytes = config.shared_mem_bytes as usize;
-        if shared_mem_bytes > DEFAULT_SHARED_BYTES {
-            // Past 48 KiB, a kernel must opt in to more dynamic shared memory.
-            function
-                .set_attribute(
-                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                    shared_mem_bytes as i32,
-                )
-                .context(|| {
-                    format!("allowing the {label} merge {shared_mem_bytes} bytes of shared memory")
-                })?;
-        }
-        self.has_output = false;
-        self.gpu.poison(&mut self.c)?;
-        let (m, n) = (self.m as u64, self.n as u64);
-        let (a, b, c) = (&self.a, &self.b, &mut self.c);
-        let stream = self.gpu.stream();
-        let ms = self.gpu.timer()?.time(|| {
+        allow_shared_memory(function, config.shared_mem_bytes as usize, label)?;
+        self.time_launches(label, |stream, (a, m, b, n, c)| {
             if !launches {
                 return Ok(());
             }
             let mut launch = stream.launch_builder(function);
-            launch.arg(a).arg(&m).arg(b).arg(&n).arg(c);
+            launch.arg(a).arg(m).arg(b).arg(n).arg(c);
             // SAFETY: the entry point takes (a, m, b, n, c) with 64-bit sizes, per the caller;
             // the buffers hold at least m, n and m + n keys, A and B were checked sorted and
             // NaN-free, and the launch shape is the kernel's, per the caller.
             unsafe { launch.launch(config) }.map(drop).context(|| format!("launching the {label} merge"))
-        });
+        })
+    }
+
+    /// Poisons the output, then times `launch` (given the stream and the kernel arguments
+    /// `(a, m, b, n, c)`) with CUDA events; on success the output holds its result. Errors
+    /// while it runs name the `label`led merge.
+    fn time_launches(
+        &mut self,
+        label: &str,
+        launch: impl FnOnce(&CudaStream, LaunchArgs<'_, K>) -> Result<()>,
+    ) -> Result<f64> {
+        self.has_output = false;
+        self.gpu.poison(&mut self.c)?;
+        let (m, n) = (self.m as u64, self.n as u64);
+        let stream = self.gpu.stream();
+        let args = (&self.a, &m, &self.b, &n, &mut self.c);
+        let ms = self.gpu.timer()?.time(|| launch(stream, args));
         let ms = ms.map_err(|e| match e {
             Error::Cuda { source, .. } => Error::Cuda { what: format!("running the {label} merge"), source },
             other => other,

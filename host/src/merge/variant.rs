@@ -1,4 +1,4 @@
-//! The three merge kernels and their launch shapes, derived from the constants in
+//! The merge kernels (the book's three and merge path) and their launch shapes, derived from the constants in
 //! `gpu_kernels::merge::tiles`, and the book's count of who binary-searches where; the entry
 //! points and launch shapes of the coarsening sweep (PMPP 12.8).
 
@@ -8,14 +8,14 @@ use std::str::FromStr;
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::merge::MergeKey;
 use gpu_kernels::merge::tiles::{
-    BLOCK_THREADS, COARSENING_SWEEP, ELEMENTS_PER_THREAD, MAX_SHARED_BYTES, tiled_block_outputs,
+    BLOCK_THREADS, COARSENING_SWEEP, ELEMENTS_PER_THREAD, MAX_SHARED_BYTES, path_shape, tiled_block_outputs,
     tiled_blocks, tiled_shared_bytes,
 };
 
 use crate::{Error, Result};
 
 /// Most blocks of a CUDA launch along x.
-const MAX_GRID_X: usize = i32::MAX as usize;
+pub(super) const MAX_GRID_X: usize = i32::MAX as usize;
 
 /// The factors of [`COARSENING_SWEEP`] (ascending) whose tiled kernel fits in
 /// [`MAX_SHARED_BYTES`] with keys of `key_bytes` bytes: how many of the first ones.
@@ -36,7 +36,8 @@ const TILED_8_BYTE_SWEEP: &[usize] = (&COARSENING_SWEEP as &[usize]).split_at(sw
 /// The coarsening sweep of the tiled kernel with 4-byte keys: all of it.
 const TILED_4_BYTE_SWEEP: &[usize] = (&COARSENING_SWEEP as &[usize]).split_at(sweep_fitting(4)).0;
 
-/// One of PMPP chapter 12's merge kernels.
+/// A merge kernel: one of PMPP chapter 12's three, or merge path beyond the book (the fastest,
+/// and the [`Default`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum MergeVariant {
     /// 12.5: every thread co-ranks its chunk in global memory and merges it.
@@ -45,11 +46,25 @@ pub enum MergeVariant {
     Tiled,
     /// 12.7: the tiled kernel with circular buffers, loading only what was consumed.
     Circular,
+    /// Beyond the book (Green, McColl & Bader 2012): a partition kernel co-ranks every tile
+    /// once; each block merges exactly one tile in shared memory. Launched by shape
+    /// ([`merge::path`](super::path)), not by coarsening factor.
+    Path,
+}
+
+impl Default for MergeVariant {
+    /// Merge path, the fastest.
+    fn default() -> Self {
+        Self::Path
+    }
 }
 
 impl MergeVariant {
-    /// All variants, in the book's order.
-    pub const ALL: [Self; 3] = [Self::Basic, Self::Tiled, Self::Circular];
+    /// All variants: the book's, in its order, then merge path.
+    pub const ALL: [Self; 4] = [Self::Basic, Self::Tiled, Self::Circular, Self::Path];
+
+    /// The book's three kernels, which are built per coarsening factor and have CUDA C++ twins.
+    pub const BOOK: [Self; 3] = [Self::Basic, Self::Tiled, Self::Circular];
 
     /// Every key type with entry points, and its size in bytes.
     pub const KEY_TYPES: [(&'static str, usize); 5] = [
@@ -70,6 +85,7 @@ impl MergeVariant {
             Self::Basic => "basic",
             Self::Tiled => "tiled",
             Self::Circular => "circular",
+            Self::Path => "merge-path",
         }
     }
 
@@ -79,13 +95,21 @@ impl MergeVariant {
             Self::Basic => "PMPP 12.5",
             Self::Tiled => "PMPP 12.6",
             Self::Circular => "PMPP 12.7",
+            Self::Path => "merge path",
         }
     }
 
     /// The PTX entry point for key type `dtype` (`"i32"`, `"u32"`, `"i64"`, `"f32"`, `"f64"`),
-    /// with the default coarsening factor ([`ELEMENTS_PER_THREAD`]).
+    /// with the default coarsening factor ([`ELEMENTS_PER_THREAD`]); for merge path, the merge
+    /// kernel of the default shape (its partition is [`path::partition_entry_point`](super::path::partition_entry_point)).
     pub fn entry_point(self, dtype: &str) -> String {
-        format!("merge_{}_{dtype}", self.name())
+        match self {
+            Self::Path => {
+                let shape = super::path::default_shape(dtype);
+                super::path::entry_point(shape, dtype).unwrap_or_else(|_| format!("merge_path_{dtype}"))
+            }
+            _ => format!("merge_{}_{dtype}", self.name()),
+        }
     }
 
     /// The coarsening factor (output keys per thread, per tile in the tiled kernels) of the
@@ -99,12 +123,13 @@ impl MergeVariant {
     /// the [`SWEEP_KEY_TYPES`](Self::SWEEP_KEY_TYPES) (i32 and f64), except the tiled kernel
     /// with f64 keys at 16, whose shared memory would pass [`MAX_SHARED_BYTES`]; every other
     /// kernel and key type has the default factor alone. Per key type, because of both.
+    /// Merge path has none: it is built per shape ([`path::shapes`](super::path::shapes)).
     pub fn coarsenings(self, dtype: &str) -> &'static [usize] {
         const DEFAULT: &[usize] = &[ELEMENTS_PER_THREAD];
-        if !Self::SWEEP_KEY_TYPES.contains(&dtype) {
-            return DEFAULT;
-        }
+        let swept = Self::SWEEP_KEY_TYPES.contains(&dtype);
         match self {
+            Self::Path => &[],
+            _ if !swept => DEFAULT,
             Self::Basic => &COARSENING_SWEEP,
             Self::Tiled if dtype == f64::NAME => TILED_8_BYTE_SWEEP,
             Self::Tiled => TILED_4_BYTE_SWEEP,
@@ -119,7 +144,11 @@ impl MergeVariant {
     pub fn entry_point_with_coarsening(self, dtype: &str, factor: usize) -> Result<String> {
         let valid = self.coarsenings(dtype);
         if !valid.contains(&factor) {
-            let why = if !Self::SWEEP_KEY_TYPES.contains(&dtype) {
+            let why = if self == Self::Path {
+                return Err(Error::BadArgument(format!(
+                    "the {self} merge is built per shape (threads per block × outputs per thread), not per coarsening factor"
+                )));
+            } else if !Self::SWEEP_KEY_TYPES.contains(&dtype) {
                 format!(
                     " (the coarsening sweep is built for {} keys only)",
                     Self::SWEEP_KEY_TYPES.join(" and ")
@@ -146,9 +175,13 @@ impl MergeVariant {
     }
 
     /// How this kernel is launched for `m` and `n` keys of `key_bytes` bytes each, with the
-    /// kernels' own constants. An empty merge has zero blocks (and is not launched).
+    /// kernels' own constants (merge path: its default shape for the key size). An empty merge
+    /// has zero blocks (and is not launched).
     pub fn plan(self, m: usize, n: usize, key_bytes: usize) -> Result<MergePlan> {
-        self.plan_with_coarsening(m, n, key_bytes, self.default_coarsening())
+        match self {
+            Self::Path => super::path::plan(path_shape(key_bytes), m, n, key_bytes),
+            _ => self.plan_with_coarsening(m, n, key_bytes, self.default_coarsening()),
+        }
     }
 
     /// As [`plan`](Self::plan), for the kernel built with `factor` outputs per thread (per
@@ -163,6 +196,11 @@ impl MergeVariant {
         key_bytes: usize,
         factor: usize,
     ) -> Result<MergePlan> {
+        if self == Self::Path {
+            return Err(Error::BadArgument(format!(
+                "the {self} merge is planned by shape (merge::path::plan), not by coarsening factor"
+            )));
+        }
         if !COARSENING_SWEEP.contains(&factor) {
             return Err(Error::BadArgument(format!(
                 "the merge kernels are built with {COARSENING_SWEEP:?} outputs per thread, not {factor}"
@@ -171,6 +209,7 @@ impl MergeVariant {
         let total = total(m, n)?;
         let plan = match self {
             Self::Basic => MergePlan::new(self, m, n, factor, BLOCK_THREADS)?,
+            Self::Path => return self.plan(m, n, key_bytes),
             Self::Tiled | Self::Circular => {
                 let shared_mem_bytes = tiled_shared_bytes(key_bytes, factor);
                 if shared_mem_bytes > MAX_SHARED_BYTES {
@@ -205,7 +244,7 @@ impl MergeVariant {
 }
 
 /// `m + n`, or an error when it overflows.
-fn total(m: usize, n: usize) -> Result<usize> {
+pub(super) fn total(m: usize, n: usize) -> Result<usize> {
     m.checked_add(n)
         .ok_or_else(|| Error::BadShape(format!("a merge of {m} + {n} keys overflows the address space")))
 }
@@ -259,6 +298,7 @@ impl MergePlan {
         let (global_searchers, shared_searchers) = match variant {
             MergeVariant::Basic => (threads, 0),
             MergeVariant::Tiled | MergeVariant::Circular => (blocks, threads),
+            MergeVariant::Path => (blocks + usize::from(blocks > 0), threads),
         };
         Ok(Self {
             variant,
@@ -371,6 +411,28 @@ mod tests {
     }
 
     #[test]
+    fn merge_path_is_the_default_and_is_planned_by_shape_not_by_factor() {
+        let path = MergeVariant::default();
+        assert_eq!((path, path.name()), (MergeVariant::Path, "merge-path"));
+        assert_eq!("merge-path".parse::<MergeVariant>().unwrap(), path);
+        assert_eq!(path.entry_point("i32"), "merge_path_b256_i15_i32");
+        assert!(path.coarsenings("i32").is_empty());
+        for err in [
+            path.entry_point_with_coarsening("i32", ELEMENTS_PER_THREAD).unwrap_err(),
+            path.plan_with_coarsening(10, 10, 4, ELEMENTS_PER_THREAD).unwrap_err(),
+        ] {
+            assert!(matches!(err, Error::BadArgument(_)), "{err}");
+            assert!(err.to_string().contains("merge-path merge is"), "{err}");
+        }
+        let plan = path.plan(1 << 20, 1 << 20, 8).unwrap();
+        assert_eq!(
+            plan,
+            super::super::path::plan(super::super::path::default_shape("f64"), 1 << 20, 1 << 20, 8).unwrap()
+        );
+        assert_eq!(plan.global_searchers, plan.blocks + 1);
+    }
+
+    #[test]
     fn totals_past_2_pow_32_fit_the_grid() {
         let (m, n) = ((1 << 31) + 5, (1 << 31) + 5);
         for v in MergeVariant::ALL {
@@ -388,14 +450,14 @@ mod tests {
         // 256 threads × 16 keys × 8 bytes × 3 buffers + the header is over 96 KiB.
         assert_eq!(Tiled.coarsenings("f64"), [1, 2, 4, 8]);
         for dtype in ["u32", "i64", "f32"] {
-            for v in MergeVariant::ALL {
+            for v in MergeVariant::BOOK {
                 assert_eq!(v.coarsenings(dtype), [ELEMENTS_PER_THREAD], "{v} {dtype}");
             }
         }
         assert_eq!(Circular.coarsenings("i32"), [ELEMENTS_PER_THREAD]);
         // Every factor offered fits in shared memory; every sweep factor left out does not
         // (or its variant or key type has no sweep at all).
-        for v in MergeVariant::ALL {
+        for v in MergeVariant::BOOK {
             for (dtype, bytes) in MergeVariant::KEY_TYPES {
                 for factor in COARSENING_SWEEP {
                     let offered = v.coarsenings(dtype).contains(&factor);
@@ -417,7 +479,7 @@ mod tests {
         assert_eq!(v.entry_point_with_coarsening("f64", 4).unwrap(), "merge_tiled_c4_f64");
         assert_eq!(MergeVariant::Basic.entry_point_with_coarsening("f64", 2).unwrap(), "merge_basic_c2_f64");
         // The default factor is the main entry point, for every key type.
-        for v in MergeVariant::ALL {
+        for v in MergeVariant::BOOK {
             for (dtype, _) in MergeVariant::KEY_TYPES {
                 assert_eq!(
                     v.entry_point_with_coarsening(dtype, ELEMENTS_PER_THREAD).unwrap(),
@@ -473,7 +535,7 @@ mod tests {
             assert_eq!(plan.elements_per_thread, factor);
         }
         // The default factor is `plan`.
-        for v in MergeVariant::ALL {
+        for v in MergeVariant::BOOK {
             for bytes in [4, 8] {
                 assert_eq!(
                     v.plan_with_coarsening(m, n, bytes, ELEMENTS_PER_THREAD).unwrap(),
@@ -504,7 +566,7 @@ mod tests {
 
     #[test]
     fn plans_refuse_factors_outside_the_sweep_and_shared_memory_over_the_limit() {
-        for v in MergeVariant::ALL {
+        for v in MergeVariant::BOOK {
             for factor in [0, 3, 32] {
                 let err = v.plan_with_coarsening(10, 10, 4, factor).unwrap_err();
                 assert!(matches!(err, Error::BadArgument(_)), "{v} C = {factor}: {err}");

@@ -1,0 +1,172 @@
+//! Launching the merge-path kernel (beyond the book, `gpu_kernels::merge::merge_path`): its
+//! entry points (one per [`PathShape`]: threads per block × outputs per thread, and one
+//! partition kernel per key type), and its two launches, all from the shape.
+
+use std::fmt;
+
+use cudarc::driver::LaunchConfig;
+use gpu_kernels::merge::tiles::{MAX_SHARED_BYTES, PARTITION_THREADS, PATH_SWEEP, PathShape, path_shape};
+use gpu_kernels::merge::{
+    PATH_SHAPES_F32, PATH_SHAPES_F64, PATH_SHAPES_I32, PATH_SHAPES_I64, PATH_SHAPES_U32,
+};
+
+use super::variant::{MAX_GRID_X, MergePlan, MergeVariant, total};
+use crate::{Error, Result};
+
+/// The bytes of a key of type `dtype` (`"i32"`, `"u32"`, `"i64"`, `"f32"`, `"f64"`).
+fn key_bytes(dtype: &str) -> usize {
+    MergeVariant::KEY_TYPES.iter().find(|(name, _)| *name == dtype).map_or(4, |&(_, bytes)| bytes)
+}
+
+/// The default shape for keys of type `dtype`: [`path_shape`] of its size.
+pub fn default_shape(dtype: &str) -> PathShape {
+    path_shape(key_bytes(dtype))
+}
+
+/// The benchmarks' sweep of shapes (built for i32 and f64 keys).
+pub fn sweep() -> &'static [PathShape] {
+    &PATH_SWEEP
+}
+
+/// Every shape built for `dtype` (none for an unknown type).
+pub fn shapes(dtype: &str) -> &'static [PathShape] {
+    match dtype {
+        "i32" => PATH_SHAPES_I32,
+        "u32" => PATH_SHAPES_U32,
+        "i64" => PATH_SHAPES_I64,
+        "f32" => PATH_SHAPES_F32,
+        "f64" => PATH_SHAPES_F64,
+        _ => &[],
+    }
+}
+
+/// The merge kernel of `shape` for `dtype`, if it is built.
+pub fn entry_point(shape: PathShape, dtype: &str) -> Result<String> {
+    if !shapes(dtype).contains(&shape) {
+        let built: Vec<String> = shapes(dtype).iter().map(|&s| Describe(s).to_string()).collect();
+        return Err(Error::BadArgument(format!(
+            "no merge-path kernel {} is built for {dtype} keys; the built ones are {}",
+            Describe(shape),
+            built.join(", ")
+        )));
+    }
+    let PathShape { block_threads, items } = shape;
+    Ok(format!("merge_path_b{block_threads}_i{items}_{dtype}"))
+}
+
+/// The partition kernel for `dtype`.
+pub fn partition_entry_point(dtype: &str) -> String {
+    format!("merge_path_partition_{dtype}")
+}
+
+/// How the merge kernel of `shape` is launched for `m + n` keys of `key_bytes` bytes: one
+/// block per tile, a tile of keys in shared memory. Its partition runs
+/// [`partition_config`]`(plan.blocks)` first; every tile's block co-ranks nothing in global
+/// memory, the partition's `tiles + 1` threads do.
+pub fn plan(shape: PathShape, m: usize, n: usize, key_bytes: usize) -> Result<MergePlan> {
+    let PathShape { block_threads, items } = shape;
+    if block_threads == 0 || block_threads > 1024 || items == 0 {
+        return Err(Error::BadArgument(format!(
+            "a merge-path block needs 1 to 1024 threads and at least one output per thread, not {}",
+            Describe(shape)
+        )));
+    }
+    let shared_mem_bytes = shape.shared_bytes(key_bytes);
+    if shared_mem_bytes > MAX_SHARED_BYTES {
+        return Err(Error::BadArgument(format!(
+            "the merge-path shape {} needs {shared_mem_bytes} bytes of shared memory per block for {key_bytes}-byte keys, over the {MAX_SHARED_BYTES} the kernels may use",
+            Describe(shape)
+        )));
+    }
+    let total = total(m, n)?;
+    let tiles = shape.tiles(total);
+    if tiles >= MAX_GRID_X {
+        return Err(Error::BadShape(format!(
+            "the merge-path merge of {m} + {n} keys would need {tiles} blocks, over CUDA's limit of {MAX_GRID_X}"
+        )));
+    }
+    Ok(MergePlan {
+        variant: MergeVariant::Path,
+        elements_per_thread: items,
+        outputs_per_thread: items,
+        block_threads,
+        threads: tiles * block_threads,
+        blocks: tiles,
+        global_searchers: if tiles == 0 { 0 } else { tiles + 1 },
+        shared_searchers: tiles * block_threads,
+        shared_mem_bytes,
+    })
+}
+
+/// The partition's launch for `tiles` tiles: one thread per co-rank, `tiles + 1` of them.
+pub fn partition_config(tiles: usize) -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: ((tiles + 1).div_ceil(PARTITION_THREADS) as u32, 1, 1),
+        block_dim: (PARTITION_THREADS as u32, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// A shape as the sweep names it: `256x15` (threads per block × outputs per thread).
+#[derive(Clone, Copy, Debug)]
+pub struct Describe(pub PathShape);
+
+impl fmt::Display for Describe {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}x{}", self.0.block_threads, self.0.items)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use gpu_kernels::merge::tiles::{PATH_4_BYTE, PATH_8_BYTE};
+
+    #[test]
+    fn every_key_type_has_its_default_and_the_sweep_is_built_for_i32_and_f64() {
+        for (dtype, bytes) in MergeVariant::KEY_TYPES {
+            let default = default_shape(dtype);
+            assert_eq!(default, if bytes == 4 { PATH_4_BYTE } else { PATH_8_BYTE });
+            assert!(entry_point(default, dtype).is_ok(), "{dtype}");
+        }
+        for dtype in MergeVariant::SWEEP_KEY_TYPES {
+            for &shape in sweep() {
+                assert!(entry_point(shape, dtype).is_ok(), "{} {dtype}", Describe(shape));
+            }
+        }
+        assert_eq!(entry_point(PATH_4_BYTE, "i32").unwrap(), "merge_path_b256_i15_i32");
+        assert_eq!(partition_entry_point("f64"), "merge_path_partition_f64");
+    }
+
+    #[test]
+    fn shapes_not_built_are_bad_arguments_naming_the_built_ones() {
+        let err = entry_point(PathShape { block_threads: 64, items: 3 }, "u32").unwrap_err();
+        assert!(matches!(err, Error::BadArgument(_)));
+        assert!(err.to_string().contains("no merge-path kernel 64x3 is built for u32 keys"), "{err}");
+        assert!(err.to_string().contains("256x15"), "{err}");
+    }
+
+    #[test]
+    fn plans_cover_the_output_in_tiles_and_refuse_impossible_shapes() {
+        let shape = PATH_4_BYTE;
+        let plan = plan(shape, 1 << 27, 1 << 27, 4).unwrap();
+        assert_eq!(plan.blocks, (1usize << 28).div_ceil(shape.tile_size()));
+        assert_eq!((plan.block_threads, plan.shared_mem_bytes), (shape.block_threads, shape.tile_size() * 4));
+        assert_eq!(plan.global_searchers, plan.blocks + 1);
+        // The partition has a thread for each of the tiles + 1 co-ranks.
+        assert!(partition_config(plan.blocks).grid_dim.0 as usize * PARTITION_THREADS > plan.blocks);
+        let empty = super::plan(shape, 0, 0, 4).unwrap();
+        assert_eq!((empty.blocks, empty.global_searchers), (0, 0));
+        assert!(empty.launch_config().is_none());
+        assert_eq!(super::plan(shape, 1, 0, 8).unwrap().blocks, 1);
+        let huge = PathShape { block_threads: 1024, items: 15 };
+        assert!(matches!(super::plan(huge, 1, 1, 8), Err(Error::BadArgument(_))));
+        assert!(matches!(
+            super::plan(PathShape { block_threads: 0, items: 1 }, 1, 1, 4),
+            Err(Error::BadArgument(_))
+        ));
+        assert!(super::plan(shape, usize::MAX, 1, 4).is_err());
+        // Totals past 2^32 fit the grid.
+        assert!(super::plan(shape, (1 << 32) + 5, 1 << 31, 8).unwrap().blocks > 1 << 20);
+    }
+}
