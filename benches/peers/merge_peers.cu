@@ -1,0 +1,683 @@
+// merge_peers: the merges a CUDA C++ user would pick instead of ours, timed on the GPU.
+//
+// Reads sorted A (m keys) and B (n keys) from NumPy .npy files (1-D, little-endian int32,
+// uint32, int64, float32 or float64, the same dtype in both), and times, each with CUDA events
+// (median of --repeat runs after --warm-up runs):
+//
+//   thrust::merge                 thrust::merge(thrust::cuda::par_nosync(cache).on(stream), ...)
+//                                 on device vectors: stable (on ties A's keys come first), no
+//                                 synchronisation, temporary storage from a cache, so that no
+//                                 cudaMalloc/cudaFree and no host wake-up falls between the events
+//   cub::DeviceMerge              cub::DeviceMerge::MergeKeys with its temporary storage allocated
+//                                 once (CCCL 2.7 and later; with an older CCCL the row says why it
+//                                 is missing)
+//   copy (the ceiling)            cudaMemcpyAsync device-to-device of A into C[0, m) and B into
+//                                 C[m, m + n): the bytes a merge must read and write
+//
+// The events are recorded around the host call, as our `merge` binary and criterion benchmarks
+// time our kernels, so launch latency counts for both. With --busy-wait a one-thread kernel
+// spins on the stream (about a millisecond) before each timed call, so that the call is enqueued
+// while the GPU is busy and the events measure GPU time alone. After timing, the output is
+// poisoned (every byte 0xFF), the peer runs once more, and its result is written to --out /
+// --cub-out as .npy, for benches/peers/merge_peers.py to check against a stable merge.
+//
+// Build (CUDA 12.8+ or 13, thrust and CUB from the toolkit; nothing else):
+//
+//   nvcc -O3 -std=c++17 -arch=sm_90 -o merge_peers benches/peers/merge_peers.cu
+//
+// Usage:
+//
+//   merge_peers --a A.npy --b B.npy [--out C.npy] [--cub-out D.npy] [--repeat 50] [--warm-up 3]
+//               [--device 0] [--busy-wait]
+//   merge_peers --info [--device 0]
+//
+// Prints one JSON object on stdout per invocation: the GPU, the toolkit and CCCL versions, and
+// (without --info) m, n, dtype, copy_ms and one row per peer: {"peer", "ms", "output", "error"}
+// ("error" is null, or why the peer has no time). Exit status: 0 done (a peer that failed says so
+// in its row), 2 bad arguments or input files, 3 no CUDA GPU.
+
+#include <cuda_runtime.h>
+#include <thrust/device_vector.h>
+#include <thrust/execution_policy.h>
+#include <thrust/merge.h>
+#include <thrust/system/cuda/execution_policy.h>
+#include <thrust/version.h>
+
+#include <cub/version.cuh>
+#include <cuda/std/functional>
+
+// cub::DeviceMerge first appears in CCCL 2.7 (CUDA 12.8). CUB_VERSION is major * 100000 +
+// minor * 100 + patch.
+#if defined(CUB_VERSION) && CUB_VERSION >= 200700
+#  include <cub/device/device_merge.cuh>
+#  define MERGE_PEERS_HAVE_CUB_MERGE 1
+#else
+#  define MERGE_PEERS_HAVE_CUB_MERGE 0
+#endif
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <new>
+#include <optional>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// Errors
+
+// A bad argument or input file: reported as one line, exit status 2.
+struct UsageError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// A failed CUDA call inside a peer: the peer's row says so, the others go on.
+struct CudaError : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+void check(cudaError_t status, const char* what) {
+    if (status != cudaSuccess) {
+        throw CudaError(std::string(what) + ": " + cudaGetErrorName(status) + " (" +
+                        cudaGetErrorString(status) + ")");
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// JSON
+
+std::string json_string(const std::string& text) {
+    std::string out = "\"";
+    for (unsigned char ch : text) {
+        switch (ch) {
+            case '"':
+                out += "\\\"";
+                break;
+            case '\\':
+                out += "\\\\";
+                break;
+            case '\n':
+                out += "\\n";
+                break;
+            case '\t':
+                out += "\\t";
+                break;
+            default:
+                if (ch < 0x20) {
+                    char escaped[8];
+                    std::snprintf(escaped, sizeof escaped, "\\u%04x", ch);
+                    out += escaped;
+                } else {
+                    out += static_cast<char>(ch);
+                }
+        }
+    }
+    return out + "\"";
+}
+
+std::string json_number(std::optional<double> value) {
+    if (!value) return "null";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.9g", *value);
+    return text;
+}
+
+std::string json_optional_string(const std::optional<std::string>& text) {
+    return text ? json_string(*text) : "null";
+}
+
+// "3.5.0" from a version number written major * scale_major + minor * scale_minor + patch.
+std::string dotted(long version, long scale_major, long scale_minor) {
+    return std::to_string(version / scale_major) + "." + std::to_string(version % scale_major / scale_minor) +
+           "." + std::to_string(version % scale_minor);
+}
+
+// ---------------------------------------------------------------------------------------------
+// .npy files (format version 1.0 to 3.0: magic, version, header length, a Python dict literal)
+
+enum class Dtype { I32, U32, I64, F32, F64 };
+
+struct DtypeInfo {
+    Dtype dtype;
+    const char* descr;  // the .npy type descriptor
+    const char* name;   // ours (i32, ...)
+    const char* numpy;  // NumPy's (int32, ...)
+    size_t bytes;
+};
+
+constexpr DtypeInfo kDtypes[] = {
+    {Dtype::I32, "<i4", "i32", "int32", 4},   {Dtype::U32, "<u4", "u32", "uint32", 4},
+    {Dtype::I64, "<i8", "i64", "int64", 8},   {Dtype::F32, "<f4", "f32", "float32", 4},
+    {Dtype::F64, "<f8", "f64", "float64", 8},
+};
+
+const DtypeInfo& info(Dtype dtype) {
+    for (const auto& d : kDtypes)
+        if (d.dtype == dtype) return d;
+    throw std::logic_error("unknown dtype");
+}
+
+const char kMagic[] = "\x93NUMPY";
+constexpr size_t kMagicLen = 6;
+
+// A 1-D .npy file whose header has been read and checked; `data_offset` is where the keys start.
+struct NpyFile {
+    std::string path;
+    Dtype dtype;
+    size_t len;
+    std::streamoff data_offset;
+};
+
+// The value after `'key':` in the header dict, up to the next top-level comma or closing brace.
+std::string header_field(const std::string& header, const std::string& key, const std::string& path) {
+    const std::string quoted = "'" + key + "'";
+    size_t at = header.find(quoted);
+    if (at == std::string::npos)
+        throw UsageError(path + ": not a NumPy .npy file (its header has no " + quoted + ")");
+    at = header.find(':', at + quoted.size());
+    if (at == std::string::npos) throw UsageError(path + ": not a NumPy .npy file (malformed header)");
+    size_t start = header.find_first_not_of(' ', at + 1);
+    if (start == std::string::npos) throw UsageError(path + ": not a NumPy .npy file (malformed header)");
+    size_t end;
+    if (header[start] == '(') {
+        end = header.find(')', start);
+        if (end == std::string::npos) throw UsageError(path + ": not a NumPy .npy file (malformed shape)");
+        ++end;
+    } else if (header[start] == '\'') {
+        end = header.find('\'', start + 1);
+        if (end == std::string::npos) throw UsageError(path + ": not a NumPy .npy file (malformed header)");
+        ++end;
+    } else {
+        end = header.find_first_of(",}", start);
+        if (end == std::string::npos) end = header.size();
+    }
+    return header.substr(start, end - start);
+}
+
+NpyFile read_npy_header(const std::string& path) {
+    std::ifstream file(path, std::ios::binary);
+    if (!file) throw UsageError(path + ": cannot open it: " + std::strerror(errno));
+    char magic[kMagicLen + 2];
+    if (!file.read(magic, sizeof magic) || std::memcmp(magic, kMagic, kMagicLen) != 0)
+        throw UsageError(path + ": not a NumPy .npy file (no \\x93NUMPY magic)");
+    const int major = static_cast<unsigned char>(magic[kMagicLen]);
+    size_t header_len = 0;
+    std::streamoff prefix = 0;
+    if (major == 1) {
+        unsigned char len[2];
+        if (!file.read(reinterpret_cast<char*>(len), 2)) throw UsageError(path + ": truncated .npy header");
+        header_len = len[0] | (size_t(len[1]) << 8);
+        prefix = kMagicLen + 2 + 2;
+    } else if (major == 2 || major == 3) {
+        unsigned char len[4];
+        if (!file.read(reinterpret_cast<char*>(len), 4)) throw UsageError(path + ": truncated .npy header");
+        header_len = len[0] | (size_t(len[1]) << 8) | (size_t(len[2]) << 16) | (size_t(len[3]) << 24);
+        prefix = kMagicLen + 2 + 4;
+    } else {
+        throw UsageError(path + ": .npy format version " + std::to_string(major) + " is not supported");
+    }
+    std::string header(header_len, '\0');
+    if (!file.read(header.data(), static_cast<std::streamsize>(header_len)))
+        throw UsageError(path + ": truncated .npy header");
+
+    const std::string descr_field = header_field(header, "descr", path);
+    const std::string descr = descr_field.size() >= 2 && descr_field.front() == '\''
+                                  ? descr_field.substr(1, descr_field.size() - 2)
+                                  : descr_field;
+    const DtypeInfo* found = nullptr;
+    for (const auto& d : kDtypes)
+        if (descr == d.descr) found = &d;
+    if (!found) {
+        throw UsageError(path + ": its dtype is '" + descr +
+                         "', expected int32 ('<i4'), uint32 ('<u4'), int64 ('<i8'), float32 ('<f4') or "
+                         "float64 ('<f8'), little-endian");
+    }
+    // A 1-D array has the same layout in C and Fortran order, so fortran_order does not matter.
+    const std::string shape = header_field(header, "shape", path);  // "(N,)" for 1-D
+    std::vector<unsigned long long> extents;
+    {
+        std::string inner = shape.substr(1, shape.size() - 2);
+        std::stringstream parts(inner);
+        std::string part;
+        while (std::getline(parts, part, ',')) {
+            part.erase(std::remove(part.begin(), part.end(), ' '), part.end());
+            if (part.empty()) continue;
+            char* end = nullptr;
+            errno = 0;
+            unsigned long long extent = std::strtoull(part.c_str(), &end, 10);
+            if (errno != 0 || *end != '\0') throw UsageError(path + ": malformed shape " + shape);
+            extents.push_back(extent);
+        }
+    }
+    if (extents.size() != 1) {
+        throw UsageError(path + ": its shape " + shape + " has " + std::to_string(extents.size()) +
+                         " dimensions, expected 1: merge inputs are 1-D arrays");
+    }
+    const std::streamoff data_offset = prefix + static_cast<std::streamoff>(header_len);
+    file.seekg(0, std::ios::end);
+    const unsigned long long data_bytes = static_cast<unsigned long long>(file.tellg() - data_offset);
+    const unsigned long long needed = extents[0] * found->bytes;
+    if (extents[0] > (1ull << 40) || data_bytes != needed) {
+        throw UsageError(path + ": it holds " + std::to_string(data_bytes) + " bytes of data, but " +
+                         std::to_string(extents[0]) + " " + found->numpy + " keys need " +
+                         std::to_string(needed));
+    }
+    return NpyFile{path, found->dtype, static_cast<size_t>(extents[0]), data_offset};
+}
+
+template <typename T>
+std::vector<T> read_npy_data(const NpyFile& npy) {
+    std::vector<T> keys(npy.len);
+    std::ifstream file(npy.path, std::ios::binary);
+    file.seekg(npy.data_offset);
+    if (!file.read(reinterpret_cast<char*>(keys.data()), static_cast<std::streamsize>(npy.len * sizeof(T))))
+        throw UsageError(npy.path + ": cannot read its data");
+    return keys;  // little-endian on disk, and on every host CUDA runs on
+}
+
+// Writes `keys` as a 1-D .npy file, format 1.0, header padded to a multiple of 64 bytes.
+template <typename T>
+void write_npy(const std::string& path, Dtype dtype, const std::vector<T>& keys) {
+    std::string header = std::string("{'descr': '") + info(dtype).descr +
+                         "', 'fortran_order': False, 'shape': (" + std::to_string(keys.size()) + ",), }";
+    const size_t prefix = kMagicLen + 2 + 2;
+    const size_t total = (prefix + header.size() + 1 + 63) / 64 * 64;
+    header.append(total - prefix - header.size() - 1, ' ');
+    header += '\n';
+    std::ofstream file(path, std::ios::binary);
+    const unsigned char version_and_len[4] = {1, 0, static_cast<unsigned char>(header.size() & 0xFF),
+                                              static_cast<unsigned char>(header.size() >> 8)};
+    file.write(kMagic, kMagicLen);
+    file.write(reinterpret_cast<const char*>(version_and_len), 4);
+    file.write(header.data(), static_cast<std::streamsize>(header.size()));
+    file.write(reinterpret_cast<const char*>(keys.data()),
+               static_cast<std::streamsize>(keys.size() * sizeof(T)));
+    if (!file.flush()) throw std::runtime_error("writing " + path + " failed: " + std::strerror(errno));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Timing
+
+constexpr long long kBusyWaitCycles = 2'000'000;  // about 1 ms at 2 GHz
+
+// Spins one thread for `cycles` clock cycles: the GPU is busy while the host enqueues the timed work.
+__global__ void busy_wait(long long cycles) {
+    const long long start = clock64();
+    while (clock64() - start < cycles) {
+    }
+}
+
+struct Timer {
+    cudaStream_t stream;
+    bool busy_wait_first;
+    cudaEvent_t start{}, stop{};
+
+    Timer(cudaStream_t s, bool busy) : stream(s), busy_wait_first(busy) {
+        check(cudaEventCreate(&start), "cudaEventCreate");
+        check(cudaEventCreate(&stop), "cudaEventCreate");
+    }
+    ~Timer() {
+        cudaEventDestroy(start);
+        cudaEventDestroy(stop);
+    }
+    Timer(const Timer&) = delete;
+    Timer& operator=(const Timer&) = delete;
+
+    // Milliseconds between events recorded before and after `enqueue()` puts its work on the stream.
+    template <typename F>
+    double once(F&& enqueue) {
+        if (busy_wait_first) {
+            busy_wait<<<1, 1, 0, stream>>>(kBusyWaitCycles);
+            check(cudaGetLastError(), "launching the busy-wait kernel");
+        }
+        check(cudaEventRecord(start, stream), "cudaEventRecord");
+        enqueue();
+        check(cudaEventRecord(stop, stream), "cudaEventRecord");
+        check(cudaEventSynchronize(stop), "waiting for the timed work");
+        float ms = 0;
+        check(cudaEventElapsedTime(&ms, start, stop), "cudaEventElapsedTime");
+        return ms;
+    }
+
+    // The median of `repeat` timed runs after `warm_up` untimed ones.
+    template <typename F>
+    double median(int warm_up, int repeat, F&& enqueue) {
+        for (int i = 0; i < warm_up; ++i) once(enqueue);
+        std::vector<double> samples;
+        for (int i = 0; i < repeat; ++i) samples.push_back(once(enqueue));
+        std::sort(samples.begin(), samples.end());
+        const size_t n = samples.size();
+        return n % 2 ? samples[n / 2] : (samples[n / 2 - 1] + samples[n / 2]) / 2;
+    }
+};
+
+// Thrust's temporary storage, kept between calls: blocks are cudaMalloc'ed the first time a size
+// is asked for and handed out again afterwards (the interface thrust documents for a custom
+// temporary allocator: value_type, allocate and deallocate, passed with `par(allocator)`).
+class CachingAllocator {
+  public:
+    using value_type = char;
+
+    CachingAllocator() = default;
+    CachingAllocator(const CachingAllocator&) = delete;
+    CachingAllocator& operator=(const CachingAllocator&) = delete;
+    ~CachingAllocator() {
+        for (auto& [bytes, ptr] : free_) cudaFree(ptr);
+        for (auto& [ptr, bytes] : used_) cudaFree(ptr);
+    }
+
+    char* allocate(std::ptrdiff_t bytes) {
+        auto it = free_.lower_bound(static_cast<size_t>(bytes));
+        char* ptr;
+        size_t size;
+        if (it != free_.end()) {
+            size = it->first;
+            ptr = it->second;
+            free_.erase(it);
+        } else {
+            size = static_cast<size_t>(bytes);
+            if (cudaMalloc(&ptr, std::max<size_t>(size, 1)) != cudaSuccess) {
+                cudaGetLastError();  // clear it; thrust reports bad_alloc
+                throw std::bad_alloc();
+            }
+        }
+        used_.emplace(ptr, size);
+        return ptr;
+    }
+
+    void deallocate(char* ptr, size_t) {
+        auto it = used_.find(ptr);
+        if (it == used_.end()) return;
+        free_.emplace(it->second, ptr);
+        used_.erase(it);
+    }
+
+  private:
+    std::multimap<size_t, char*> free_;
+    std::map<char*, size_t> used_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// The peers
+
+struct Row {
+    std::string peer;
+    std::optional<double> ms;
+    std::optional<std::string> output;
+    std::optional<std::string> error;
+};
+
+struct Options {
+    std::string a, b;
+    std::optional<std::string> out, cub_out;
+    int repeat = 50;
+    int warm_up = 3;
+    int device = 0;
+    bool busy_wait = false;
+    bool info = false;
+};
+
+template <typename T>
+std::vector<T> download(const thrust::device_vector<T>& c) {
+    std::vector<T> host(c.size());
+    if (!host.empty())
+        check(cudaMemcpy(host.data(), thrust::raw_pointer_cast(c.data()), host.size() * sizeof(T),
+                         cudaMemcpyDeviceToHost),
+              "downloading the merge");
+    return host;
+}
+
+// Times `enqueue` (a merge into `c`), then poisons `c`, runs it once more and saves `c` to `out`.
+template <typename T, typename F>
+Row time_peer(const char* peer, Timer& timer, const Options& options, Dtype dtype,
+              thrust::device_vector<T>& c, const std::optional<std::string>& out, F&& enqueue) {
+    Row row{peer, std::nullopt, std::nullopt, std::nullopt};
+    try {
+        row.ms = timer.median(options.warm_up, options.repeat, enqueue);
+        if (!c.empty())
+            check(
+                cudaMemsetAsync(thrust::raw_pointer_cast(c.data()), 0xFF, c.size() * sizeof(T), timer.stream),
+                "poisoning the output");
+        enqueue();
+        check(cudaStreamSynchronize(timer.stream), "running the merge");
+        if (out) {
+            write_npy(*out, dtype, download(c));
+            row.output = *out;
+        }
+    } catch (const std::exception& e) {  // CudaError, thrust::system_error, std::bad_alloc
+        row.ms.reset();
+        row.error = e.what();
+        cudaGetLastError();  // a failed launch must not fail the next peer
+    }
+    return row;
+}
+
+template <typename T>
+std::string run(const Options& options, const NpyFile& npy_a, const NpyFile& npy_b) {
+    const Dtype dtype = npy_a.dtype;
+    const size_t m = npy_a.len, n = npy_b.len;
+    thrust::device_vector<T> a, b, c;
+    {
+        const std::vector<T> host_a = read_npy_data<T>(npy_a), host_b = read_npy_data<T>(npy_b);
+        a.assign(host_a.begin(), host_a.end());
+        b.assign(host_b.begin(), host_b.end());
+    }
+    c.resize(m + n);
+    check(cudaDeviceSynchronize(), "uploading A and B");
+    cudaStream_t stream;
+    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    Timer timer(stream, options.busy_wait);
+    T* const pa = thrust::raw_pointer_cast(a.data());
+    T* const pb = thrust::raw_pointer_cast(b.data());
+    T* const pc = thrust::raw_pointer_cast(c.data());
+
+    const double copy_ms = timer.median(options.warm_up, options.repeat, [&] {
+        if (m) check(cudaMemcpyAsync(pc, pa, m * sizeof(T), cudaMemcpyDeviceToDevice, stream), "copying A");
+        if (n)
+            check(cudaMemcpyAsync(pc + m, pb, n * sizeof(T), cudaMemcpyDeviceToDevice, stream), "copying B");
+    });
+
+    std::vector<Row> rows;
+    {
+        CachingAllocator cache;
+        rows.push_back(time_peer("thrust::merge", timer, options, dtype, c, options.out, [&] {
+            thrust::merge(thrust::cuda::par_nosync(cache).on(stream), a.begin(), a.end(), b.begin(), b.end(),
+                          c.begin());
+        }));
+    }
+
+#if MERGE_PEERS_HAVE_CUB_MERGE
+    {
+        void* temp = nullptr;
+        size_t temp_bytes = 0;
+        Row row{"cub::DeviceMerge", std::nullopt, std::nullopt, std::nullopt};
+        try {
+            check(cub::DeviceMerge::MergeKeys(static_cast<void*>(nullptr), temp_bytes, pa,
+                                              static_cast<std::int64_t>(m), pb, static_cast<std::int64_t>(n),
+                                              pc, ::cuda::std::less<T>{}, stream),
+                  "sizing cub::DeviceMerge's temporary storage");
+            check(cudaMalloc(&temp, std::max<size_t>(temp_bytes, 1)),
+                  "allocating cub::DeviceMerge's temporary storage");
+            row = time_peer("cub::DeviceMerge", timer, options, dtype, c, options.cub_out, [&] {
+                check(cub::DeviceMerge::MergeKeys(temp, temp_bytes, pa, static_cast<std::int64_t>(m), pb,
+                                                  static_cast<std::int64_t>(n), pc, ::cuda::std::less<T>{},
+                                                  stream),
+                      "cub::DeviceMerge::MergeKeys");
+            });
+        } catch (const std::exception& e) {
+            row.error = e.what();
+            cudaGetLastError();
+        }
+        if (temp) cudaFree(temp);
+        rows.push_back(row);
+    }
+#else
+    rows.push_back(Row{"cub::DeviceMerge", std::nullopt, std::nullopt,
+                       "cub::DeviceMerge is not in CUB " + dotted(CUB_VERSION, 100000, 100) +
+                           " (it first appears in CCCL 2.7, CUDA 12.8)"});
+#endif
+    cudaStreamDestroy(stream);
+
+    std::ostringstream json;
+    json << "\"m\": " << m << ", \"n\": " << n << ", \"dtype\": " << json_string(info(dtype).name)
+         << ", \"input_a\": " << json_string(npy_a.path) << ", \"input_b\": " << json_string(npy_b.path)
+         << ", \"repeat\": " << options.repeat << ", \"warm_up\": " << options.warm_up
+         << ", \"busy_wait\": " << (options.busy_wait ? "true" : "false")
+         << ", \"copy_ms\": " << json_number(copy_ms) << ", \"rows\": [";
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const Row& r = rows[i];
+        json << (i ? ", " : "") << "{\"peer\": " << json_string(r.peer) << ", \"ms\": " << json_number(r.ms)
+             << ", \"output\": " << json_optional_string(r.output)
+             << ", \"error\": " << json_optional_string(r.error) << "}";
+    }
+    json << "]";
+    return json.str();
+}
+
+// The GPU and versions, as the first fields of the JSON object. Throws CudaError without a GPU.
+std::string device_json(int device) {
+    int count = 0;
+    check(cudaGetDeviceCount(&count), "cudaGetDeviceCount");
+    if (device < 0 || device >= count)
+        throw CudaError("no CUDA device " + std::to_string(device) + " (" + std::to_string(count) +
+                        " found)");
+    check(cudaSetDevice(device), "cudaSetDevice");
+    cudaDeviceProp prop{};
+    check(cudaGetDeviceProperties(&prop, device), "cudaGetDeviceProperties");
+    int runtime = 0, driver = 0;
+    cudaRuntimeGetVersion(&runtime);
+    cudaDriverGetVersion(&driver);
+    std::ostringstream json;
+    json << "\"gpu\": " << json_string(prop.name) << ", \"compute_capability\": [" << prop.major << ", "
+         << prop.minor << "], \"cuda_runtime\": "
+         << json_string(std::to_string(runtime / 1000) + "." + std::to_string(runtime % 1000 / 10))
+         << ", \"cuda_driver\": "
+         << json_string(std::to_string(driver / 1000) + "." + std::to_string(driver % 1000 / 10))
+         << ", \"thrust_version\": " << json_string(dotted(THRUST_VERSION, 100000, 100))
+         << ", \"cub_version\": " << json_string(dotted(CUB_VERSION, 100000, 100)) << ", \"cccl_version\": "
+#ifdef CCCL_VERSION
+         << json_string(dotted(CCCL_VERSION, 1000000, 1000))
+#else
+         << "null"
+#endif
+         << ", \"cub_device_merge\": " << (MERGE_PEERS_HAVE_CUB_MERGE ? "true" : "false");
+    return json.str();
+}
+
+int parse_int(const std::string& option, const std::string& text, int least) {
+    char* end = nullptr;
+    errno = 0;
+    const long value = std::strtol(text.c_str(), &end, 10);
+    if (errno != 0 || end == text.c_str() || *end != '\0' || value < least || value > 1'000'000)
+        throw UsageError(option + " " + text + ": expected an integer from " + std::to_string(least));
+    return static_cast<int>(value);
+}
+
+Options parse_args(int argc, char** argv) {
+    Options options;
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        auto value = [&]() -> std::string {
+            if (i + 1 >= argc) throw UsageError(arg + " needs a value");
+            return argv[++i];
+        };
+        if (arg == "--a")
+            options.a = value();
+        else if (arg == "--b")
+            options.b = value();
+        else if (arg == "--out")
+            options.out = value();
+        else if (arg == "--cub-out")
+            options.cub_out = value();
+        else if (arg == "--repeat")
+            options.repeat = parse_int(arg, value(), 1);
+        else if (arg == "--warm-up")
+            options.warm_up = parse_int(arg, value(), 0);
+        else if (arg == "--device")
+            options.device = parse_int(arg, value(), 0);
+        else if (arg == "--busy-wait")
+            options.busy_wait = true;
+        else if (arg == "--info")
+            options.info = true;
+        else if (arg == "--help" || arg == "-h") {
+            std::printf(
+                "usage: merge_peers --a A.npy --b B.npy [--out C.npy] [--cub-out D.npy] [--repeat 50] "
+                "[--warm-up 3]\n"
+                "                   [--device 0] [--busy-wait]\n"
+                "       merge_peers --info [--device 0]\n"
+                "Times thrust::merge, cub::DeviceMerge::MergeKeys and a device-to-device copy (the ceiling) "
+                "on A and B\n"
+                "(1-D .npy, little-endian int32/uint32/int64/float32/float64); prints one JSON object.\n");
+            std::exit(0);
+        } else
+            throw UsageError("unknown argument " + arg + " (see --help)");
+    }
+    if (!options.info && (options.a.empty() || options.b.empty()))
+        throw UsageError("--a A.npy and --b B.npy are required");
+    return options;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    try {
+        const Options options = parse_args(argc, argv);
+        // The input files first: a bad file is reported on any machine.
+        std::optional<NpyFile> a, b;
+        if (!options.info) {
+            a = read_npy_header(options.a);
+            b = read_npy_header(options.b);
+            if (a->dtype != b->dtype) {
+                throw UsageError(a->path + " holds " + info(a->dtype).numpy + " keys but " + b->path +
+                                 " holds " + info(b->dtype).numpy + ": both inputs must have the same dtype");
+            }
+        }
+        std::string device;
+        try {
+            device = device_json(options.device);
+        } catch (const CudaError& e) {
+            std::fprintf(stderr, "merge_peers: no CUDA GPU: %s\n", e.what());
+            return 3;
+        }
+        if (options.info) {
+            std::printf("{%s}\n", device.c_str());
+            return 0;
+        }
+        std::string body;
+        switch (a->dtype) {
+            case Dtype::I32:
+                body = run<std::int32_t>(options, *a, *b);
+                break;
+            case Dtype::U32:
+                body = run<std::uint32_t>(options, *a, *b);
+                break;
+            case Dtype::I64:
+                body = run<std::int64_t>(options, *a, *b);
+                break;
+            case Dtype::F32:
+                body = run<float>(options, *a, *b);
+                break;
+            case Dtype::F64:
+                body = run<double>(options, *a, *b);
+                break;
+        }
+        std::printf("{%s, %s}\n", device.c_str(), body.c_str());
+        return 0;
+    } catch (const UsageError& e) {
+        std::fprintf(stderr, "merge_peers: error: %s\n", e.what());
+        return 2;
+    } catch (const std::exception& e) {  // a CUDA failure outside a peer (uploading the inputs, ...)
+        std::fprintf(stderr, "merge_peers: error: %s\n", e.what());
+        return 1;
+    }
+}
