@@ -13,7 +13,10 @@
 //!
 //! Peer rows (`torch.compile`, `jax.jit`, ...) come from `stencil_peers.json`, written by
 //! `benches/peers/stencil_peers.py` in the same device session (see [`Peers`]); they join the
-//! `stencil_variants/<nz>x<ny>x<nx>-<dtype>` group of the same grid and element type.
+//! `stencil_variants/<nz>x<ny>x<nx>-<dtype>` group of the same grid and element type. Merge peer
+//! rows (`thrust::merge`, `cub::DeviceMerge`) come from `merge_peers.json`, written by
+//! `benches/peers/merge_peers.py` (see [`MergePeers`]); they join the
+//! `merge_variants/<case>-<dtype>` group of the same sizes, distribution and key type.
 
 use std::cmp::Ordering;
 use std::collections::BTreeMap;
@@ -39,6 +42,19 @@ const PEERS_FILE: &str = "stencil_peers.json";
 /// What produces the peers' results.
 const PEERS_COMMAND: &str = "python3 benches/peers/stencil_peers.py --ours target/release/stencil --out target/criterion/stencil_peers.json";
 
+/// The script that writes [`PEERS_FILE`].
+const PEERS_SCRIPT: &str = "benches/peers/stencil_peers.py";
+
+/// The merge peers' results, where `cargo xtask bench-report` looks for them in the criterion
+/// directory.
+const MERGE_PEERS_FILE: &str = "merge_peers.json";
+
+/// What produces the merge peers' results.
+const MERGE_PEERS_COMMAND: &str = "python3 benches/peers/merge_peers.py --ours target/release/merge --out target/criterion/merge_peers.json";
+
+/// The script that writes [`MERGE_PEERS_FILE`].
+const MERGE_PEERS_SCRIPT: &str = "benches/peers/merge_peers.py";
+
 /// Command-line options of `cargo xtask bench-report`.
 pub struct Options {
     pub criterion_dir: Option<PathBuf>,
@@ -46,6 +62,8 @@ pub struct Options {
     pub commit: Option<String>,
     /// The peers' JSON (default: `<criterion dir>/stencil_peers.json`, if it exists).
     pub peers: Option<PathBuf>,
+    /// The merge peers' JSON (default: `<criterion dir>/merge_peers.json`, if it exists).
+    pub merge_peers: Option<PathBuf>,
 }
 
 /// `new/benchmark.json`, as criterion 0.8 writes it (`report::BenchmarkId`).
@@ -134,19 +152,51 @@ impl PeerRow {
         format!("stencil_variants/{nz}x{ny}x{nx}-{}", self.dtype)
     }
 
+    /// The row as the group's table and chart show it.
+    pub fn to_peer(&self) -> Peer {
+        let [nz, ny, nx] = self.grid;
+        Peer {
+            peer: self.peer.clone(),
+            median_ns: ms_to_ns(self.ms_per_step),
+            elements: nz * ny * nx,
+            percent_of_copy: self.percent_of_copy,
+            check: self.check.clone(),
+            script: PEERS_SCRIPT,
+        }
+    }
+}
+
+/// A median in ms as ns, when it is a positive number.
+fn ms_to_ns(ms: Option<f64>) -> Option<f64> {
+    ms.filter(|ms| ms.is_finite() && *ms > 0.0).map(|ms| ms * 1e6)
+}
+
+/// A peer's row as a group's table and chart show it: a row of `stencil_peers.json`
+/// ([`PeerRow`]) or of `merge_peers.json` ([`MergePeerRow`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Peer {
+    /// `torch.compile`, `thrust::merge`, `ours/streaming`, ...
+    pub peer: String,
+    /// Median time in ns; `None` when the peer was skipped.
+    pub median_ns: Option<f64>,
+    /// Elements per run: grid points (stencil) or keys m + n (merge).
+    pub elements: u64,
+    /// The copy timed in the peer's own process over the peer's time, in percent.
+    pub percent_of_copy: Option<f64>,
+    /// `OK`, `FAIL`, `FAIL: <why>` or `skipped: <reason>`.
+    pub check: String,
+    /// The script that measured it.
+    pub script: &'static str,
+}
+
+impl Peer {
     fn ok(&self) -> bool {
         self.check == "OK"
     }
 
-    /// Median time in ns.
-    fn median_ns(&self) -> Option<f64> {
-        self.ms_per_step.filter(|ms| ms.is_finite() && *ms > 0.0).map(|ms| ms * 1e6)
-    }
-
-    /// Grid points per ns (billions per second).
+    /// Elements per ns (billions per second).
     fn rate(&self) -> Option<f64> {
-        let [nz, ny, nx] = self.grid;
-        self.median_ns().map(|ns| (nz * ny * nx) as f64 / ns)
+        self.median_ns.map(|ns| self.elements as f64 / ns)
     }
 
     /// The table's name of the row: `peer/<name>`, marked when its result is not valid.
@@ -176,37 +226,151 @@ impl Peers {
     }
 }
 
-/// Reads the peers' JSON: `Ok(None)` when there is no such file, `Err` when it cannot be parsed.
-pub fn read_peers(path: &Path) -> Result<Option<Peers>, String> {
+/// `merge_peers.json`, as `benches/peers/merge_peers.py` writes it (fields the report does not
+/// use are ignored).
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct MergePeers {
+    pub gpu: Option<String>,
+    /// `nvcc --version`'s release, e.g. `13.0 (V13.0.88)`.
+    pub nvcc: Option<String>,
+    /// The CCCL (thrust, CUB) version the program was compiled with.
+    pub cccl: Option<String>,
+    pub date: Option<String>,
+    pub rows: Vec<MergePeerRow>,
+}
+
+/// One merge (a peer, or one of our variants as `ours/<variant>`) on one case and key type.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+pub struct MergePeerRow {
+    /// `thrust::merge`, `cub::DeviceMerge`, `ours/merge-path`, ...
+    pub peer: String,
+    /// Keys in A and in B.
+    pub m: u64,
+    pub n: u64,
+    /// `uniform`, `few-unique` or `all-equal`.
+    pub dist: String,
+    /// `i32`, `u32`, `i64`, `f32` or `f64`.
+    pub dtype: String,
+    /// Median time of one merge; `None` when the peer was skipped.
+    pub ms: Option<f64>,
+    /// The copy timed in the peer's own process over the peer's time, in percent.
+    pub percent_of_copy: Option<f64>,
+    /// `OK`, `FAIL`, `FAIL: <why>` or `skipped: <reason>`.
+    pub check: String,
+}
+
+/// `2^K` for a power of two, else the decimal number: how merge cases name their sizes.
+pub fn count_label(count: u64) -> String {
+    if count.is_power_of_two() { format!("2^{}", count.trailing_zeros()) } else { count.to_string() }
+}
+
+impl MergePeerRow {
+    /// The `merge_variants` group of the same case and key type: `merge_variants/2^A+2^B-<dtype>`,
+    /// with `-<dist>` before the key type unless the keys are uniform.
+    pub fn group_id(&self) -> String {
+        let dist = if self.dist == "uniform" { String::new() } else { format!("-{}", self.dist) };
+        format!("merge_variants/{}+{}{dist}-{}", count_label(self.m), count_label(self.n), self.dtype)
+    }
+
+    /// Whether the row is one of our kernels (`ours/<variant>`), which the group has from criterion.
+    pub fn is_ours(&self) -> bool {
+        self.peer.starts_with("ours/")
+    }
+
+    /// The row as the group's table and chart show it.
+    pub fn to_peer(&self) -> Peer {
+        Peer {
+            peer: self.peer.clone(),
+            median_ns: ms_to_ns(self.ms),
+            elements: self.m + self.n,
+            percent_of_copy: self.percent_of_copy,
+            check: self.check.clone(),
+            script: MERGE_PEERS_SCRIPT,
+        }
+    }
+}
+
+impl MergePeers {
+    /// Where the merge peers' numbers come from, for the page's header.
+    fn describe(&self) -> String {
+        let or_unknown = |v: &Option<String>| v.clone().unwrap_or_else(|| "unknown".into());
+        format!(
+            "`{MERGE_PEERS_SCRIPT}` on {}, {}: nvcc {}, CCCL {}",
+            or_unknown(&self.gpu),
+            or_unknown(&self.date),
+            or_unknown(&self.nvcc),
+            or_unknown(&self.cccl)
+        )
+    }
+}
+
+/// Reads a JSON file that may be absent: `Ok(None)` when there is no such file, `Err` when it
+/// cannot be parsed.
+fn read_optional_json<T: serde::de::DeserializeOwned>(path: &Path) -> Result<Option<T>, String> {
     if !path.exists() {
         return Ok(None);
     }
     read_json(path).map(Some)
 }
 
-/// The peers' results for the report: none, with a warning, when the file is malformed.
-fn peers_or_warn(path: &Path) -> Peers {
-    read_peers(path)
-        .unwrap_or_else(|e| {
-            eprintln!("xtask: warning: no peer rows: {e}");
-            None
-        })
-        .unwrap_or_default()
+/// Reads the peers' JSON: `Ok(None)` when there is no such file, `Err` when it cannot be parsed.
+pub fn read_peers(path: &Path) -> Result<Option<Peers>, String> {
+    read_optional_json(path)
 }
 
-/// Gives each `stencil_variants` group the peer rows of its grid and element type; warns about
-/// rows that match no group.
-pub fn attach_peers(groups: &mut [Group], rows: &[PeerRow]) {
-    for group in groups.iter_mut().filter(|g| g.suite == Suite::StencilVariants) {
-        group.peers = rows.iter().filter(|r| r.group_id() == group.id).cloned().collect();
-    }
-    let mut unmatched: Vec<String> =
-        rows.iter().map(PeerRow::group_id).filter(|id| !groups.iter().any(|g| g.id == *id)).collect();
+/// Reads the merge peers' JSON: `Ok(None)` when there is no such file, `Err` when it cannot be
+/// parsed.
+pub fn read_merge_peers(path: &Path) -> Result<Option<MergePeers>, String> {
+    read_optional_json(path)
+}
+
+/// The results of a peers file, or none, with a warning, when the file is malformed.
+fn or_warn<T: Default>(read: Result<Option<T>, String>) -> T {
+    read.unwrap_or_else(|e| {
+        eprintln!("xtask: warning: no peer rows: {e}");
+        None
+    })
+    .unwrap_or_default()
+}
+
+/// The peers' results for the report: none, with a warning, when the file is malformed.
+fn peers_or_warn(path: &Path) -> Peers {
+    or_warn(read_peers(path))
+}
+
+/// The merge peers' results for the report: none, with a warning, when the file is malformed.
+fn merge_peers_or_warn(path: &Path) -> MergePeers {
+    or_warn(read_merge_peers(path))
+}
+
+/// Notes the group ids of peer rows that match no group.
+fn note_unmatched(groups: &[Group], ids: impl Iterator<Item = String>) {
+    let mut unmatched: Vec<String> = ids.filter(|id| !groups.iter().any(|g| g.id == *id)).collect();
     unmatched.sort_by(|a, b| natural_cmp(a, b));
     unmatched.dedup();
     for id in unmatched {
         eprintln!("xtask: note: peer rows for {id} match no benchmark group; left out");
     }
+}
+
+/// Gives each `stencil_variants` group the peer rows of its grid and element type; notes rows
+/// that match no group.
+pub fn attach_peers(groups: &mut [Group], rows: &[PeerRow]) {
+    for group in groups.iter_mut().filter(|g| g.suite == Suite::StencilVariants) {
+        group.peers = rows.iter().filter(|r| r.group_id() == group.id).map(PeerRow::to_peer).collect();
+    }
+    note_unmatched(groups, rows.iter().map(PeerRow::group_id));
+}
+
+/// Gives each `merge_variants` group the merge peers' rows of its case and key type, after its
+/// own; rows of our kernels (`ours/...`) are left out, since the group measures them itself.
+/// Notes rows that match no group.
+pub fn attach_merge_peers(groups: &mut [Group], rows: &[MergePeerRow]) {
+    let peers: Vec<&MergePeerRow> = rows.iter().filter(|r| !r.is_ours()).collect();
+    for group in groups.iter_mut().filter(|g| g.suite == Suite::MergeVariants) {
+        group.peers.extend(peers.iter().filter(|r| r.group_id() == group.id).map(|r| r.to_peer()));
+    }
+    note_unmatched(groups, peers.iter().map(|r| r.group_id()));
 }
 
 /// What a member of a group measures, from its `function_id`.
@@ -306,8 +470,9 @@ pub struct Group {
     /// Members in report order: copy first, then kernels in the book's order, Rust before CUDA,
     /// parameters ascending.
     pub members: Vec<Bench>,
-    /// Peer rows of the same grid and element type (`stencil_variants` groups only), in file order.
-    pub peers: Vec<PeerRow>,
+    /// Peer rows of the same grid and element type (`stencil_variants` groups), or of the same
+    /// case and key type (`merge_variants` groups), in file order.
+    pub peers: Vec<Peer>,
 }
 
 impl Group {
@@ -511,6 +676,8 @@ pub struct Stamp {
     pub extra: Vec<(String, String)>,
     /// Where the peer rows come from ([`Peers::describe`]), when there are any.
     pub peers: Option<String>,
+    /// Where the merge peer rows come from ([`MergePeers::describe`]), when there are any.
+    pub merge_peers: Option<String>,
 }
 
 /// Shows a JSON value: strings bare, arrays of numbers dotted (`[9, 0]` as `9.0`), the rest as JSON.
@@ -565,6 +732,7 @@ impl Stamp {
                 .map(|(k, v)| (k.clone(), show_json(v)))
                 .collect(),
             peers: None,
+            merge_peers: None,
         }
     }
 }
@@ -667,7 +835,7 @@ pub fn table(group: &Group) -> String {
         let _ = writeln!(
             out,
             " {} | {} | {} | - |",
-            or_dash(p.median_ns().map(format_time)),
+            or_dash(p.median_ns.map(format_time)),
             or_dash(p.rate().map(format_sig)),
             or_dash(p.percent_of_copy.map(|p| format!("{p:.1}"))),
         );
@@ -675,10 +843,19 @@ pub fn table(group: &Group) -> String {
     out
 }
 
-/// The note under a table with peer rows.
-const PEERS_NOTE: &str = "Peer rows (`peer/...`) come from `benches/peers/stencil_peers.py` run in the same device \
-session; their % of copy is against the copy timed in their own process. A peer marked (check FAIL) computed \
-a wrong result; one marked (skipped) did not run (the JSON says why).";
+/// The note under a table with peer rows, naming the scripts that measured them.
+fn peers_note(peers: &[Peer]) -> String {
+    let mut scripts: Vec<&str> = peers.iter().map(|p| p.script).collect();
+    scripts.sort_unstable();
+    scripts.dedup();
+    let scripts: Vec<String> = scripts.iter().map(|s| format!("`{s}`")).collect();
+    format!(
+        "Peer rows (`peer/...`) come from {} run in the same device session; their % of copy is against \
+         the copy timed in their own process. A peer marked (check FAIL) computed a wrong result; one marked \
+         (skipped) did not run (the JSON says why).",
+        scripts.join(" and ")
+    )
+}
 
 const RUST_COLOR: RGBColor = RGBColor(206, 92, 38);
 const CUDA_COLOR: RGBColor = RGBColor(118, 185, 0);
@@ -1039,20 +1216,26 @@ pub fn render(
     if let Some(peers) = &stamp.peers {
         let _ = writeln!(md, "- peers: {peers}");
     }
+    if let Some(peers) = &stamp.merge_peers {
+        let _ = writeln!(md, "- merge peers: {peers}");
+    }
     let _ = writeln!(
         md,
         "\nRegenerate on a GPU machine with\n\n\
          ```sh\n\
          cargo bench --bench stencil_variants\n\
          cargo bench --bench merge_variants\n\
-         cargo build --release --bin stencil\n\
+         cargo build --release --bin stencil --bin merge\n\
          {PEERS_COMMAND}\n\
+         {MERGE_PEERS_COMMAND}\n\
          cargo xtask bench-report\n\
          ```\n\n\
-         `cargo xtask bench-report [--criterion-dir DIR] [--out FILE] [--commit REV] [--peers FILE]` reads \
-         criterion's latest results (`<criterion dir>/**/new/benchmark.json` and `estimates.json`, by default in \
-         `target/criterion`, and `gpu-info.json` there) and the peers' results (`--peers`, by default \
-         `<criterion dir>/{PEERS_FILE}` if it exists), and rewrites this page and the charts in `{charts_dir}/`. \
+         `cargo xtask bench-report [--criterion-dir DIR] [--out FILE] [--commit REV] [--peers FILE] \
+         [--merge-peers FILE]` reads criterion's latest results (`<criterion dir>/**/new/benchmark.json` and \
+         `estimates.json`, by default in `target/criterion`, and `gpu-info.json` there) and the peers' results \
+         (`--peers`, by default `<criterion dir>/{PEERS_FILE}`, and `--merge-peers`, by default \
+         `<criterion dir>/{MERGE_PEERS_FILE}`, each if it exists), and rewrites this page and the charts in \
+         `{charts_dir}/`. \
          Hand-written commentary lives in `{commentary_file}`: a section headed `## <group id>` (for example \
          `## stencil_variants/512x512x512-f32`) is copied under that group's results each time the page is \
          generated.\n\n\
@@ -1079,7 +1262,7 @@ pub fn render(
         md.push_str(&table(group));
         md.push('\n');
         if !group.peers.is_empty() {
-            let _ = writeln!(md, "{PEERS_NOTE}\n");
+            let _ = writeln!(md, "{}\n", peers_note(&group.peers));
         }
         if let Some(svg) = chart(group)? {
             let mut stem = group.chart_stem();
@@ -1125,12 +1308,20 @@ pub struct Written {
     pub charts: Vec<PathBuf>,
 }
 
-/// Reads the results in `criterion_dir` and the peers' in `peers_file` (if it exists) and writes
-/// the page `out`, its charts in `<out stem>/` beside it, with the commentary from
+/// Where `generate` reads the peers' results: each file is optional.
+pub struct PeerFiles {
+    /// `stencil_peers.json`.
+    pub stencil: PathBuf,
+    /// `merge_peers.json`.
+    pub merge: PathBuf,
+}
+
+/// Reads the results in `criterion_dir` and the peers' in `peer_files` (those that exist) and
+/// writes the page `out`, its charts in `<out stem>/` beside it, with the commentary from
 /// `<out stem>-commentary.md` beside it.
 pub fn generate(
     criterion_dir: &Path,
-    peers_file: &Path,
+    peer_files: &PeerFiles,
     out: &Path,
     commit: String,
     today: String,
@@ -1138,10 +1329,13 @@ pub fn generate(
     let benches = discover(criterion_dir)?;
     let count = benches.len();
     let mut groups = group(benches);
-    let peers = peers_or_warn(peers_file);
+    let peers = peers_or_warn(&peer_files.stencil);
     attach_peers(&mut groups, &peers.rows);
+    let merge_peers = merge_peers_or_warn(&peer_files.merge);
+    attach_merge_peers(&mut groups, &merge_peers.rows);
     let mut stamp = Stamp::read(&criterion_dir.join("gpu-info.json"), commit, today);
     stamp.peers = (!peers.rows.is_empty()).then(|| peers.describe());
+    stamp.merge_peers = merge_peers.rows.iter().any(|r| !r.is_ours()).then(|| merge_peers.describe());
     let out_dir = out.parent().filter(|p| !p.as_os_str().is_empty()).unwrap_or(Path::new("."));
     let stem = out.file_stem().and_then(|s| s.to_str()).unwrap_or("benchmarks");
     let commentary_file = format!("{stem}-commentary.md");
@@ -1191,7 +1385,12 @@ pub fn run(options: &Options) -> Result<(), String> {
     if options.peers.is_some() && !peers.exists() {
         eprintln!("xtask: warning: {} not found: no peer rows", peers.display());
     }
-    let written = generate(&criterion_dir, &peers, &out, commit, host::report::today_utc())?;
+    let merge_peers = options.merge_peers.clone().unwrap_or_else(|| criterion_dir.join(MERGE_PEERS_FILE));
+    if options.merge_peers.is_some() && !merge_peers.exists() {
+        eprintln!("xtask: warning: {} not found: no merge peer rows", merge_peers.display());
+    }
+    let peer_files = PeerFiles { stencil: peers, merge: merge_peers };
+    let written = generate(&criterion_dir, &peer_files, &out, commit, host::report::today_utc())?;
     println!(
         "wrote {} ({} groups, {} benchmarks from {}) and {} charts in {}",
         out.display(),
@@ -1292,6 +1491,17 @@ mod tests {
         }
         write_bench(root, MERGE, "rust/tiled", None, 1 << 20, 1.5e6);
         write_bench(root, MERGE, "cuda/tiled", None, 1 << 20, 3.0e6);
+    }
+
+    /// The peer files bench-report reads by default, in the criterion directory `criterion`.
+    fn default_files(criterion: &Path) -> PeerFiles {
+        PeerFiles { stencil: criterion.join(PEERS_FILE), merge: criterion.join(MERGE_PEERS_FILE) }
+    }
+
+    /// Peer files that do not exist.
+    fn no_files() -> PeerFiles {
+        let none = PathBuf::from("/nonexistent/none.json");
+        PeerFiles { stencil: none.clone(), merge: none }
     }
 
     fn groups_of(root: &Path) -> Vec<Group> {
@@ -1469,7 +1679,7 @@ mod tests {
         let out = tmp.path().join("docs/benchmarks.md");
         std::fs::create_dir_all(out.parent().unwrap()).unwrap();
         let written =
-            generate(&criterion, &criterion.join(PEERS_FILE), &out, "abc1234".into(), "2000-01-01".into())
+            generate(&criterion, &default_files(&criterion), &out, "abc1234".into(), "2000-01-01".into())
                 .unwrap();
         assert_eq!((written.groups, written.benchmarks, written.charts.len()), (3, 14, 3));
 
@@ -1538,8 +1748,7 @@ mod tests {
         )
         .unwrap();
         for _ in 0..2 {
-            generate(&criterion, &tmp.path().join("none.json"), &out, "abc1234".into(), "2000-01-01".into())
-                .unwrap();
+            generate(&criterion, &no_files(), &out, "abc1234".into(), "2000-01-01".into()).unwrap();
         }
         let md = std::fs::read_to_string(&out).unwrap();
         let tiling = md.find("## stencil_tiling/64x64x64-f32\n").unwrap();
@@ -1572,16 +1781,7 @@ mod tests {
         assert!(e.starts_with("no criterion results: "), "{e}");
         assert!(e.contains("cargo bench --bench stencil_variants") && !e.contains('\n'), "{e}");
         let out = tmp.path().join("benchmarks.md");
-        assert!(
-            generate(
-                &tmp.path().join("criterion"),
-                &tmp.path().join("none.json"),
-                &out,
-                "x".into(),
-                "y".into()
-            )
-            .is_err()
-        );
+        assert!(generate(&tmp.path().join("criterion"), &no_files(), &out, "x".into(), "y".into()).is_err());
         assert!(!out.exists());
         let e = discover(tmp.path()).unwrap_err();
         assert!(e.starts_with("no benchmarks found in "), "{e}");
@@ -1632,13 +1832,14 @@ mod tests {
         };
         assert_eq!(peers.rows[0], expected);
         assert_eq!(peers.rows[0].group_id(), "stencil_variants/8x8x8-f32");
-        assert_eq!(peers.rows[0].median_ns(), Some(8000.0));
-        assert_eq!(peers.rows[0].rate(), Some(512.0 / 8000.0));
-        let skipped = &peers.rows[1];
-        assert_eq!((skipped.ms_per_step, skipped.rate(), skipped.percent_of_copy), (None, None, None));
+        let first = peers.rows[0].to_peer();
+        assert_eq!((first.median_ns, first.elements, first.script), (Some(8000.0), 512, PEERS_SCRIPT));
+        assert_eq!(first.rate(), Some(512.0 / 8000.0));
+        let skipped = peers.rows[1].to_peer();
+        assert_eq!((skipped.median_ns, skipped.rate(), skipped.percent_of_copy), (None, None, None));
         assert_eq!(skipped.label(), "`peer/torch.compile-max-autotune` (skipped)");
-        assert_eq!(peers.rows[2].label(), "`peer/jax.jit` (check FAIL)");
-        assert_eq!(peers.rows[3].label(), "`peer/ours/streaming`");
+        assert_eq!(peers.rows[2].to_peer().label(), "`peer/jax.jit` (check FAIL)");
+        assert_eq!(peers.rows[3].to_peer().label(), "`peer/ours/streaming`");
         assert!(peers.describe().ends_with("on NVIDIA H200, 2026-05-04: torch 2.11.0+cu130, JAX 0.11.0"));
     }
 
@@ -1678,7 +1879,7 @@ mod tests {
         let criterion = tmp.path().join("criterion");
         fixture(&criterion);
         let out = tmp.path().join("benchmarks.md");
-        generate(&criterion, &criterion.join(PEERS_FILE), &out, "x".into(), "y".into()).unwrap();
+        generate(&criterion, &default_files(&criterion), &out, "x".into(), "y".into()).unwrap();
         let md = std::fs::read_to_string(&out).unwrap();
         assert!(!md.contains("`peer/") && !md.contains("- peers:") && !md.contains("Peer rows"));
         assert!(md.contains("python3 benches/peers/stencil_peers.py --ours target/release/stencil"));
@@ -1697,7 +1898,7 @@ mod tests {
             let e = read_peers(&criterion.join(PEERS_FILE)).unwrap_err();
             assert!(e.starts_with("parsing ") && e.contains(PEERS_FILE), "{e}");
             assert_eq!(peers_or_warn(&criterion.join(PEERS_FILE)), Peers::default());
-            generate(&criterion, &criterion.join(PEERS_FILE), &out, "x".into(), "y".into()).unwrap();
+            generate(&criterion, &default_files(&criterion), &out, "x".into(), "y".into()).unwrap();
             assert!(!std::fs::read_to_string(&out).unwrap().contains("`peer/"));
         }
     }
@@ -1721,7 +1922,8 @@ mod tests {
         let file = tmp.path().join("peers.json");
         std::fs::write(&file, peers.to_string()).unwrap();
         let out = tmp.path().join("benchmarks.md");
-        generate(&criterion, &file, &out, "x".into(), "y".into()).unwrap();
+        let files = PeerFiles { stencil: file, merge: tmp.path().join("none.json") };
+        generate(&criterion, &files, &out, "x".into(), "y".into()).unwrap();
         let md = std::fs::read_to_string(&out).unwrap();
         assert!(md.contains("| `peer/torch.compile` | 4.000 µs | 65.54 | 30.0 | - |\n"));
         assert!(md.contains(
@@ -1738,6 +1940,193 @@ mod tests {
             assert!(svg.contains(label), "bar chart lacks {label:?}");
         }
         assert!(svg.starts_with("<svg width=\"1000\""), "six categories widen the chart");
+    }
+
+    fn merge_peer(
+        name: &str,
+        (m, n): (u64, u64),
+        dist: &str,
+        dtype: &str,
+        ms: Option<f64>,
+        check: &str,
+    ) -> MergePeerRow {
+        MergePeerRow {
+            peer: name.into(),
+            m,
+            n,
+            dist: dist.into(),
+            dtype: dtype.into(),
+            ms,
+            percent_of_copy: ms.map(|ms| 0.002 / ms * 100.0),
+            check: check.into(),
+        }
+    }
+
+    const MERGE_EVEN: &str = "merge_variants/2^20+2^20-i32";
+    const MERGE_FEW: &str = "merge_variants/2^27+2^27-few-unique-f64";
+
+    /// The fixture, and two merge groups named as merge_variants names them.
+    fn merge_fixture(root: &Path) {
+        fixture(root);
+        write_bench(root, MERGE_EVEN, "copy", None, 1 << 21, 2000.0);
+        write_bench(root, MERGE_EVEN, "rust/tiled", None, 1 << 21, 8000.0);
+        write_bench(root, MERGE_EVEN, "rust/merge-path", None, 1 << 21, 3000.0);
+        write_bench(root, MERGE_FEW, "copy", None, 1 << 28, 1.2e6);
+    }
+
+    #[test]
+    fn merge_peers_json_is_parsed() {
+        // As benches/peers/merge_peers.py writes it (xtask/testdata/merge_peers.json).
+        let peers = read_merge_peers(&testdata("merge_peers.json")).unwrap().unwrap();
+        assert_eq!(peers.gpu.as_deref(), Some("NVIDIA H200"));
+        assert_eq!((peers.nvcc.as_deref(), peers.cccl.as_deref()), (Some("13.0 (V13.0.88)"), Some("3.0.1")));
+        assert_eq!(peers.rows.len(), 5);
+        assert_eq!(
+            peers.rows[0],
+            MergePeerRow {
+                percent_of_copy: Some(50.0),
+                ..merge_peer("thrust::merge", (1 << 20, 1 << 20), "uniform", "i32", Some(0.004), "OK")
+            }
+        );
+        assert_eq!(peers.rows[0].group_id(), MERGE_EVEN);
+        let first = peers.rows[0].to_peer();
+        assert_eq!(
+            (first.median_ns, first.elements, first.script),
+            (Some(4000.0), 1 << 21, MERGE_PEERS_SCRIPT)
+        );
+        assert_eq!(first.rate(), Some((1 << 21) as f64 / 4000.0), "Gkeys/s = (m + n) / time");
+        let skipped = peers.rows[1].to_peer();
+        assert_eq!((skipped.median_ns, skipped.rate(), skipped.percent_of_copy), (None, None, None));
+        assert_eq!(skipped.label(), "`peer/cub::DeviceMerge` (skipped)");
+        assert!(peers.rows[2].is_ours() && !peers.rows[0].is_ours());
+        assert_eq!(peers.rows[3].group_id(), MERGE_FEW);
+        assert_eq!(peers.rows[3].to_peer().label(), "`peer/thrust::merge` (check FAIL)");
+        assert_eq!(peers.rows[4].group_id(), "merge_variants/201326592+1000-all-equal-u32");
+        assert_eq!(
+            peers.describe(),
+            "`benches/peers/merge_peers.py` on NVIDIA H200, 2026-11-30: nvcc 13.0 (V13.0.88), CCCL 3.0.1"
+        );
+    }
+
+    #[test]
+    fn merge_group_ids_write_powers_of_two_as_such() {
+        assert_eq!(count_label(1 << 27), "2^27");
+        assert_eq!(count_label(1), "2^0");
+        assert_eq!(count_label(0), "0");
+        assert_eq!(count_label(3 << 26), "201326592");
+        assert_eq!(count_label((1 << 24) + 7), "16777223");
+        let id = |m, n, dist, dtype| merge_peer("thrust::merge", (m, n), dist, dtype, None, "OK").group_id();
+        assert_eq!(id(1 << 27, 1 << 27, "uniform", "i32"), "merge_variants/2^27+2^27-i32");
+        assert_eq!(id(1 << 27, 1 << 27, "few-unique", "f64"), "merge_variants/2^27+2^27-few-unique-f64");
+        assert_eq!(id(1 << 27, 1 << 27, "all-equal", "i64"), "merge_variants/2^27+2^27-all-equal-i64");
+        assert_eq!(id(1 << 27, 1 << 20, "uniform", "f32"), "merge_variants/2^27+2^20-f32");
+        assert_eq!(id(1000, 0, "uniform", "u32"), "merge_variants/1000+0-u32");
+    }
+
+    #[test]
+    fn merge_peer_rows_join_the_group_of_their_case_and_dtype() {
+        let tmp = tempfile::tempdir().unwrap();
+        merge_fixture(tmp.path());
+        let mut groups = groups_of(tmp.path());
+        let rows = [
+            merge_peer("thrust::merge", (1 << 20, 1 << 20), "uniform", "i32", Some(0.004), "OK"),
+            merge_peer("cub::DeviceMerge", (1 << 20, 1 << 20), "uniform", "i32", None, "skipped: no CUB"),
+            merge_peer("ours/merge-path", (1 << 20, 1 << 20), "uniform", "i32", Some(0.003), "OK"),
+            merge_peer("thrust::merge", (1 << 27, 1 << 27), "few-unique", "f64", Some(2.0), "FAIL"),
+            merge_peer("thrust::merge", (1 << 20, 1 << 20), "uniform", "f64", Some(0.004), "OK"),
+            merge_peer("thrust::merge", (1 << 20, 1 << 20), "few-unique", "i32", Some(0.004), "OK"),
+        ];
+        attach_merge_peers(&mut groups, &rows);
+        fn peers_of(groups: &[Group], id: &str) -> Vec<String> {
+            groups.iter().find(|g| g.id == id).unwrap().peers.iter().map(|p| p.peer.clone()).collect()
+        }
+        assert_eq!(
+            peers_of(&groups, MERGE_EVEN),
+            ["thrust::merge", "cub::DeviceMerge"],
+            "ours/ rows are left out"
+        );
+        assert_eq!(peers_of(&groups, MERGE_FEW), ["thrust::merge"]);
+        let others = groups.iter().filter(|g| g.id != MERGE_EVEN && g.id != MERGE_FEW);
+        assert!(others.clone().all(|g| g.peers.is_empty()), "not stencils, not other merge cases");
+        let even = groups.iter().find(|g| g.id == MERGE_EVEN).unwrap();
+        assert!(table(even).ends_with(
+            "| `rust/tiled` | 8.000 µs | 262.1 | 25.0 | - |\n\
+             | `rust/merge-path` | 3.000 µs | 699.1 | 66.7 | - |\n\
+             | `peer/thrust::merge` | 4.000 µs | 524.3 | 50.0 | - |\n\
+             | `peer/cub::DeviceMerge` (skipped) | - | - | - | - |\n"
+        ));
+        assert!(table(even).starts_with("| member | median | Gkeys/s |"));
+        let bars: Vec<String> = bar_entries(even).into_iter().map(|(c, _, _)| c).collect();
+        assert_eq!(bars, ["tiled", "merge-path", "thrust::merge"], "a skipped peer is no bar");
+        let few = groups.iter().find(|g| g.id == MERGE_FEW).unwrap();
+        assert!(table(few).ends_with("| `peer/thrust::merge` (check FAIL) | 2.000 ms | 134.2 | 0.1 | - |\n"));
+        assert!(bar_entries(few).is_empty(), "a failed peer is no bar");
+        // Stencil peers and merge peers side by side: each group keeps its own.
+        attach_peers(&mut groups, &[peer("torch.compile", [64, 64, 64], "f32", Some(0.004), "OK")]);
+        assert_eq!(peers_of(&groups, STENCIL), ["torch.compile"]);
+        assert_eq!(peers_of(&groups, MERGE_EVEN), ["thrust::merge", "cub::DeviceMerge"]);
+    }
+
+    #[test]
+    fn merge_peers_appear_in_the_page_and_chart() {
+        let tmp = tempfile::tempdir().unwrap();
+        let criterion = tmp.path().join("criterion");
+        merge_fixture(&criterion);
+        std::fs::copy(testdata("merge_peers.json"), criterion.join(MERGE_PEERS_FILE)).unwrap();
+        let out = tmp.path().join("benchmarks.md");
+        generate(&criterion, &default_files(&criterion), &out, "x".into(), "y".into()).unwrap();
+        let md = std::fs::read_to_string(&out).unwrap();
+        assert!(md.contains(
+            "- merge peers: `benches/peers/merge_peers.py` on NVIDIA H200, 2026-11-30: nvcc 13.0 (V13.0.88), CCCL 3.0.1\n"
+        ));
+        assert!(!md.contains("- peers:"), "no stencil peers file");
+        assert!(md.contains(MERGE_PEERS_COMMAND) && md.contains("[--merge-peers FILE]"));
+        assert!(md.contains("| `peer/thrust::merge` | 4.000 µs | 524.3 | 50.0 | - |\n"));
+        assert!(md.contains("| `peer/cub::DeviceMerge` (skipped) | - | - | - | - |\n"));
+        assert!(!md.contains("`peer/ours/"), "our rows come from criterion");
+        let section = md.find(&format!("## {MERGE_EVEN}\n")).unwrap();
+        let note =
+            md.find("come from `benches/peers/merge_peers.py` run in the same device session").unwrap();
+        let next = md[section + 1..].find("\n## ").map_or(md.len(), |at| section + 1 + at);
+        assert!(section < note && note < next, "the note sits under the merge group");
+        assert_eq!(md.matches("Peer rows (`peer/...`)").count(), 2, "under the two groups with peers");
+        let svg =
+            std::fs::read_to_string(tmp.path().join("benchmarks/merge_variants_2_20_2_20-i32.svg")).unwrap();
+        for label in ["thrust::merge", "merge-path", "peers", "#AFAFAF", "Gkeys/s", "copy ceiling"] {
+            assert!(svg.contains(label), "bar chart lacks {label:?}");
+        }
+        assert!(!svg.contains("cub::DeviceMerge"), "skipped: no bar");
+    }
+
+    #[test]
+    fn missing_or_malformed_merge_peers_file_gives_no_rows() {
+        let tmp = tempfile::tempdir().unwrap();
+        let criterion = tmp.path().join("criterion");
+        merge_fixture(&criterion);
+        let file = criterion.join(MERGE_PEERS_FILE);
+        assert_eq!(read_merge_peers(&file), Ok(None));
+        assert_eq!(merge_peers_or_warn(&file), MergePeers::default());
+        let out = tmp.path().join("benchmarks.md");
+        for text in [None, Some("{not json"), Some(r#"{"rows": [{"peer": "thrust::merge", "m": 4}]}"#)] {
+            if let Some(text) = text {
+                std::fs::write(&file, text).unwrap();
+                let e = read_merge_peers(&file).unwrap_err();
+                assert!(e.starts_with("parsing ") && e.contains(MERGE_PEERS_FILE), "{e}");
+                assert_eq!(merge_peers_or_warn(&file), MergePeers::default());
+            }
+            generate(&criterion, &default_files(&criterion), &out, "x".into(), "y".into()).unwrap();
+            let md = std::fs::read_to_string(&out).unwrap();
+            assert!(!md.contains("`peer/") && !md.contains("- merge peers:") && !md.contains("Peer rows"));
+            assert!(md.contains(MERGE_PEERS_COMMAND));
+        }
+        // Only our own rows: no peer rows, and no header line for them.
+        let ours = serde_json::json!({"gpu": "NVIDIA H200", "rows": [
+            {"peer": "ours/merge-path", "m": 1 << 20, "n": 1 << 20, "dist": "uniform", "dtype": "i32",
+             "ms": 0.003, "percent_of_copy": 70.0, "check": "OK"}]});
+        std::fs::write(&file, ours.to_string()).unwrap();
+        generate(&criterion, &default_files(&criterion), &out, "x".into(), "y".into()).unwrap();
+        let md = std::fs::read_to_string(&out).unwrap();
+        assert!(!md.contains("`peer/") && !md.contains("- merge peers:"));
     }
 
     #[test]

@@ -3,9 +3,10 @@
 //! `ptxas -v` (from `PTXAS`, or `ptxas` on `PATH`) and prints, per entry point, registers,
 //! shared memory, stack frame and spills. Without `ptxas` it says so and still succeeds.
 //!
-//! `cargo xtask bench-report [--criterion-dir DIR] [--out FILE] [--commit REV] [--peers FILE]`:
-//! writes `docs/benchmarks.md` and SVG charts in `docs/benchmarks/` from criterion's saved
-//! results and the peers' (`benches/peers/stencil_peers.py`) (see `bench_report.rs`).
+//! `cargo xtask bench-report [--criterion-dir DIR] [--out FILE] [--commit REV] [--peers FILE]
+//! [--merge-peers FILE]`: writes `docs/benchmarks.md` and SVG charts in `docs/benchmarks/` from
+//! criterion's saved results and the peers' (`benches/peers/stencil_peers.py`,
+//! `benches/peers/merge_peers.py`) (see `bench_report.rs`).
 
 mod bench_report;
 
@@ -47,6 +48,10 @@ enum Task {
         /// (default: <criterion dir>/stencil_peers.json, if it exists).
         #[arg(long)]
         peers: Option<PathBuf>,
+        /// Peers' results from benches/peers/merge_peers.py (thrust::merge, cub::DeviceMerge), added
+        /// to the merge_variants tables (default: <criterion dir>/merge_peers.json, if it exists).
+        #[arg(long)]
+        merge_peers: Option<PathBuf>,
     },
 }
 
@@ -162,12 +167,13 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.task {
         Task::BuildPtx { arch, ptxas_arch } => build_ptx(arch.as_deref(), ptxas_arch),
-        Task::BenchReport { criterion_dir, out, commit, peers } => {
+        Task::BenchReport { criterion_dir, out, commit, peers, merge_peers } => {
             bench_report::run(&bench_report::Options {
                 criterion_dir: criterion_dir.clone(),
                 out: out.clone(),
                 commit: commit.clone(),
                 peers: peers.clone(),
+                merge_peers: merge_peers.clone(),
             })
         }
     };
