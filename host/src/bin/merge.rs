@@ -1,8 +1,8 @@
 //! `merge`: runs PMPP chapter 12's ordered-merge kernels (basic, tiled, circular buffer; all
-//! thread-coarsened; written in Rust, compiled to PTX) on the GPU, checks each against a
-//! stable CPU merge, and reports throughput against the device-to-device copy ceiling. The
-//! inputs are generated, or read from NumPy `.npy` files (`--input-a`, `--input-b`);
-//! `--output` saves the merged result as `.npy`.
+//! thread-coarsened) and merge path beyond the book (written in Rust, compiled to PTX) on the
+//! GPU, checks each against a stable CPU merge, and reports throughput against the
+//! device-to-device copy ceiling. The inputs are generated, or read from NumPy `.npy` files
+//! (`--input-a`, `--input-b`); `--output` saves the merged result as `.npy`.
 
 use std::fs::File;
 use std::io::{BufReader, Seek};
@@ -25,8 +25,9 @@ use serde_json::json;
     name = "merge",
     version,
     about = "Run the PMPP chapter-12 merge kernels on the GPU, verify them, and compare their speed with the memory-bandwidth ceiling",
-    long_about = "Run the PMPP chapter-12 ordered-merge kernels (basic, tiled, circular; thread-coarsened; \
-written in Rust, compiled to PTX) on the GPU, merging sorted arrays A (m keys) and B (n keys) into C (m + n keys). \
+    long_about = "Run the PMPP chapter-12 ordered-merge kernels (basic, tiled, circular; thread-coarsened) \
+and merge path beyond the book, written in Rust and compiled to PTX, on the GPU, merging sorted arrays A (m keys) \
+and B (n keys) into C (m + n keys). \
 A and B are generated (--m, --n, --dist, --seed, --dtype) or read from NumPy .npy files (--input-a, --input-b); \
 --output saves the merged result of one variant as .npy. \
 Each result is compared key by key (bits, so the stable order of equal keys counts) with a stable CPU merge, and \
@@ -66,7 +67,7 @@ struct Args {
     /// one --variant and one key type (--dtype, or the input files').
     #[arg(long, value_name = "FILE.npy")]
     output: Option<PathBuf>,
-    /// Kernel: all, basic, tiled or circular (or a comma-separated list).
+    /// Kernel: all, basic, tiled, circular or merge-path (or a comma-separated list).
     #[arg(long, default_value = "all", value_parser = parse_variants)]
     variant: Variants,
     /// Input keys: uniform, few-unique, all-equal, disjoint (all of A below B) or interleaved.
