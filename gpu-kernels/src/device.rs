@@ -126,6 +126,17 @@ impl<T: Copy> SharedArray<T> {
         unsafe { self.base.add(i).read() }
     }
 
+    /// `array[i .. i + V]` as one vector load ([`load_vector`]).
+    ///
+    /// # Safety
+    /// The elements are in bounds, no other thread writes them concurrently, and element `i`
+    /// is aligned as [`load_vector`] requires.
+    #[inline(always)]
+    pub unsafe fn read_vector<const V: usize>(self, i: usize) -> [T; V] {
+        // SAFETY: per the caller.
+        unsafe { load_vector(self.base.add(i)) }
+    }
+
     /// `array[i] = value`.
     ///
     /// # Safety
@@ -265,6 +276,38 @@ pub unsafe fn store_vector<T: Copy, const V: usize>(ptr: *mut T, values: [T; V])
     unsafe {
         core::hint::assert_unchecked(ptr.addr().is_multiple_of(vector_alignment::<T, V>()));
         ptr.cast::<[T; V]>().write(values)
+    }
+}
+
+/// Writes the 16 bytes of `values` to global memory as one `st.global.v4.b32`, whatever the
+/// element type. (A vector that is only copied, e.g. from shared memory, is not always stored
+/// as one by [`store_vector`]: LLVM may split the copy into 8-byte halves.)
+///
+/// # Safety
+/// `ptr` points into a global-memory allocation, is valid for writing 16 bytes and is 16-byte
+/// aligned.
+#[inline(always)]
+pub unsafe fn store_global_16<T: Copy, const V: usize>(ptr: *mut T, values: [T; V]) {
+    const { assert!(V * size_of::<T>() == 16, "store_global_16 stores 16 bytes") };
+    // SAFETY: the sizes are equal (checked above), and any 16 bytes are four valid `u32`s.
+    let [w0, w1, w2, w3]: [u32; 4] = unsafe { core::mem::transmute_copy(&values) };
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: per the caller.
+    unsafe {
+        core::arch::asm!(
+            "st.global.v4.b32 [{p}], {{{w0}, {w1}, {w2}, {w3}}};",
+            p = in(reg64) ptr,
+            w0 = in(reg32) w0,
+            w1 = in(reg32) w1,
+            w2 = in(reg32) w2,
+            w3 = in(reg32) w3,
+            options(nostack, preserves_flags)
+        )
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: per the caller.
+    unsafe {
+        ptr.cast::<[u32; 4]>().write([w0, w1, w2, w3])
     }
 }
 

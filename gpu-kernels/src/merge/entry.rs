@@ -103,7 +103,11 @@ macro_rules! path_entry_points {
             ) {
                 // SAFETY: the host runs the partition for this tile size first, and launches
                 // one block of `BLOCK` threads per tile with a tile of shared memory.
-                unsafe { super::merge_path::<$t, $block, $items>(a, m as usize, b, n as usize, c, splits.cast()) }
+                unsafe {
+                    super::merge_path::<$t, $block, $items, { 16 / size_of::<$t>() }>(
+                        a, m as usize, b, n as usize, c, splits.cast(),
+                    )
+                }
             }
         )*
     )*};
@@ -118,7 +122,7 @@ path_entry_points! {
     ];
     PATH_SHAPES_U32: u32 => [(256, 15)];
     PATH_SHAPES_F32: f32 => [(256, 15)];
-    PATH_SHAPES_I64: i64 => [(256, 11)];
+    PATH_SHAPES_I64: i64 => [(256, 23)];
     PATH_SHAPES_F64: f64 => [
         (128, 7), (128, 11), (128, 15), (128, 19), (256, 7), (256, 11), (256, 15), (256, 16),
         (256, 19), (256, 23), (512, 7), (512, 11), (512, 15), (512, 19),

@@ -39,6 +39,17 @@ pub trait KeyReader<K>: KeyRun {
     /// # Safety
     /// `i` is within the run, and no other thread writes that key concurrently.
     unsafe fn load(self, i: usize) -> K;
+
+    /// Keys `i .. i + V` of the run: one vector load where the memory has them (shared
+    /// memory), `V` loads elsewhere.
+    ///
+    /// # Safety
+    /// As [`load`](Self::load) for each key; key `i` is aligned to `V` keys, or 16 bytes.
+    #[inline(always)]
+    unsafe fn load_vector<const V: usize>(self, i: usize) -> [K; V] {
+        // SAFETY: per the caller.
+        core::array::from_fn(|e| unsafe { self.load(i + e) })
+    }
 }
 
 /// Write access to a run of keys.
@@ -121,6 +132,12 @@ impl<K: Copy> KeyReader<K> for SharedKeys<K> {
     unsafe fn load(self, i: usize) -> K {
         // SAFETY: per the caller.
         unsafe { self.array.read(self.start + i) }
+    }
+
+    #[inline(always)]
+    unsafe fn load_vector<const V: usize>(self, i: usize) -> [K; V] {
+        // SAFETY: per the caller.
+        unsafe { self.array.read_vector(self.start + i) }
     }
 }
 

@@ -38,5 +38,5 @@ pub use circular_buffer::{Circular, co_rank_circular, merge_sequential_circular}
 pub use entry::{PATH_SHAPES_F32, PATH_SHAPES_F64, PATH_SHAPES_I32, PATH_SHAPES_I64, PATH_SHAPES_U32};
 pub use keys::{KeyReader, KeyRun, KeyWriter, MergeKey, SharedKeys};
 pub use path::{PathTile, merge_path, merge_path_partition, merge_path_partition_thread};
-pub use sequential::{co_rank, co_rank_by, merge_sequential, merge_sequential_by};
+pub use sequential::{RankIndex, co_rank, co_rank_by, merge_sequential, merge_sequential_by};
 pub use tiled::{TileBuffers, TiledBlock, merge_tiled};

@@ -7,6 +7,8 @@
 //! matching tie rule, so that splitting an output at any rank and merging the two parts
 //! separately gives exactly the stable merge.
 
+use core::ops::{Add, Sub};
+
 use super::keys::{KeyReader, KeyWriter, MergeKey};
 
 /// PMPP Fig. 12.2, `merge_sequential`: merges the sorted runs `a` (`m` keys) and `b` (`n`
@@ -51,6 +53,54 @@ where
     }
 }
 
+/// An index the co-rank search counts in: `usize` over whole arrays (which may pass 2^32
+/// keys), `u32` inside a tile in shared memory, where 32-bit arithmetic takes half the
+/// instructions of 64-bit on the GPU.
+pub trait RankIndex: Copy + Ord + Add<Output = Self> + Sub<Output = Self> {
+    const ZERO: Self;
+    const ONE: Self;
+    /// `self / 2`.
+    fn half(self) -> Self;
+    /// `max(self - other, 0)`.
+    fn saturating_sub(self, other: Self) -> Self;
+    /// The index as a `usize`, to address keys.
+    fn to_usize(self) -> usize;
+}
+
+impl RankIndex for usize {
+    const ZERO: Self = 0;
+    const ONE: Self = 1;
+    #[inline(always)]
+    fn half(self) -> Self {
+        self / 2
+    }
+    #[inline(always)]
+    fn saturating_sub(self, other: Self) -> Self {
+        usize::saturating_sub(self, other)
+    }
+    #[inline(always)]
+    fn to_usize(self) -> usize {
+        self
+    }
+}
+
+impl RankIndex for u32 {
+    const ZERO: Self = 0;
+    const ONE: Self = 1;
+    #[inline(always)]
+    fn half(self) -> Self {
+        self / 2
+    }
+    #[inline(always)]
+    fn saturating_sub(self, other: Self) -> Self {
+        u32::saturating_sub(self, other)
+    }
+    #[inline(always)]
+    fn to_usize(self) -> usize {
+        self as usize
+    }
+}
+
 /// PMPP Fig. 12.5, `co_rank`: how many of the first `k` keys of the stable merge of `a` (`m`
 /// keys) and `b` (`n` keys) come from A. The rest, `j = k - i`, come from B.
 ///
@@ -67,24 +117,25 @@ where
 /// `k <= m + n`; `a` holds `m` keys and `b` holds `n`, sorted ascending, and no other thread
 /// writes them concurrently.
 #[inline(always)]
-pub unsafe fn co_rank_by<K, A, B>(k: usize, a: A, m: usize, b: B, n: usize) -> usize
+pub unsafe fn co_rank_by<K, A, B, I>(k: I, a: A, m: I, b: B, n: I) -> I
 where
     K: MergeKey,
     A: KeyReader<K>,
     B: KeyReader<K>,
+    I: RankIndex,
 {
     let mut i_low = k.saturating_sub(n);
     let mut i_high = k.min(m);
     while i_low < i_high {
-        let i = i_low + (i_high - i_low) / 2;
+        let i = i_low + (i_high - i_low).half();
         // i_low <= i < i_high <= min(k, m), so i < m and k - 1 - i >= 0; and i >= i_low >=
         // k - n gives j = k - 1 - i <= n - 1.
-        let j = k - 1 - i;
+        let j = k - I::ONE - i;
         // SAFETY: i < m and j < n, shown above.
-        if unsafe { a.load(i) > b.load(j) } {
+        if unsafe { a.load(i.to_usize()) > b.load(j.to_usize()) } {
             i_high = i;
         } else {
-            i_low = i + 1;
+            i_low = i + I::ONE;
         }
     }
     i_low

@@ -14,8 +14,10 @@ use super::tiles::{
 use super::*;
 
 /// A key that remembers where it came from: ordered and compared by `key` only, so a merge
-/// that is not stable shows in the tags.
+/// that is not stable shows in the tags. Aligned to its 16 bytes, as the kernels' vector
+/// stores require of a vector of one such key.
 #[derive(Clone, Copy, Debug)]
+#[repr(C, align(16))]
 struct Tagged {
     key: i64,
     tag: u64,
@@ -436,10 +438,38 @@ proptest! {
 
 // ---- The merge-path kernel (beyond the book) ------------------------------------------------
 
-/// The partition and the merge-path kernel with `BLOCK` threads of `ITEMS` outputs per tile,
-/// every thread of every block in turn, phase by phase, with shared memory poisoned where a
-/// phase must not read. Returns the output.
-fn simulate_path<const BLOCK: usize, const ITEMS: usize>(a: &[Tagged], b: &[Tagged]) -> Vec<Tagged> {
+/// Keys the merge-path simulation compares exactly: tagged keys by key and tag, integers by
+/// value; and what an unwritten key holds.
+trait Exact: MergeKey + std::fmt::Debug {
+    const POISON: Self;
+    fn exact(&self) -> (i64, u64);
+}
+
+impl Exact for Tagged {
+    const POISON: Self = POISON;
+    fn exact(&self) -> (i64, u64) {
+        (self.key, self.tag)
+    }
+}
+
+impl Exact for u32 {
+    const POISON: Self = u32::MAX;
+    fn exact(&self) -> (i64, u64) {
+        (i64::from(*self), 0)
+    }
+}
+
+fn exact<K: Exact>(run: &[K]) -> Vec<(i64, u64)> {
+    run.iter().map(Exact::exact).collect()
+}
+
+/// The partition and the merge-path kernel with `BLOCK` threads of `ITEMS` outputs per tile
+/// (full tiles stored in vectors of `V` keys), every thread of every block in turn, phase by
+/// phase, with shared memory poisoned where a phase must not read. Returns the output.
+fn simulate_path<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usize>(
+    a: &[K],
+    b: &[K],
+) -> Vec<K> {
     let (m, n) = (a.len(), b.len());
     let total = m + n;
     let tile_size = BLOCK * ITEMS;
@@ -453,44 +483,63 @@ fn simulate_path<const BLOCK: usize, const ITEMS: usize>(a: &[Tagged], b: &[Tagg
         };
     }
     assert_eq!(splits[tiles + 1], usize::MAX, "the partition wrote past `tiles + 1`");
-    let mut c = vec![POISON; total];
+    let mut c = vec![K::POISON; total];
     for tile_index in 0..tiles {
         let tile = PathTile::new(tile_index, tile_size, total, splits[tile_index], splits[tile_index + 1]);
         assert_eq!(tile.a_len + tile.b_len, tile.c_len);
-        let mut shared = vec![POISON; tile_size];
-        let s = shared.as_mut_ptr();
-        // SAFETY (every phase): the tile's keys lie in the inputs; `shared` holds a tile; the
-        // phases run in the kernel's order, every thread of the block between two barriers.
-        let gathered: Vec<[Tagged; ITEMS]> = (0..BLOCK)
-            .map(|tid| unsafe { tile.gather::<_, BLOCK, ITEMS>(tid, a.as_ptr(), b.as_ptr()) })
-            .collect();
-        for (tid, keys) in gathered.into_iter().enumerate() {
-            unsafe { tile.scatter(keys, s, |k| tid + k * BLOCK) };
-        }
-        let c_len = tile.c_len as usize;
-        let (a_run, b_run) = (tile.a_start..tile.a_start + tile.a_len as usize, tile.b_start..);
-        let expected_tile: Vec<_> =
-            a[a_run].iter().chain(&b[b_run][..tile.b_len as usize]).copied().collect();
-        assert_eq!(identity(&shared[..c_len]), identity(&expected_tile), "tile {tile_index}: gathered keys");
-        assert!(
-            shared[c_len..].iter().all(|k| k.tag == POISON.tag),
-            "tile {tile_index}: wrote past the tile"
-        );
-        // --- barrier ---
-        let merged: Vec<[Tagged; ITEMS]> =
-            (0..BLOCK).map(|tid| unsafe { tile.merge_thread(tid, s) }).collect();
-        // --- barrier ---
-        shared.fill(POISON);
-        let s = shared.as_mut_ptr();
-        for (tid, keys) in merged.into_iter().enumerate() {
-            unsafe { tile.scatter(keys, s, |k| tid * ITEMS + k) };
-        }
-        // --- barrier ---
-        for tid in 0..BLOCK {
-            unsafe { tile.store::<_, _, BLOCK, ITEMS>(tid, s, c.as_mut_ptr()) };
+        // The kernel's one branch per block.
+        if tile.c_len as usize == tile_size {
+            simulate_tile::<K, BLOCK, ITEMS, V, true>(&tile, a, b, &mut c);
+        } else {
+            simulate_tile::<K, BLOCK, ITEMS, V, false>(&tile, a, b, &mut c);
         }
     }
     c
+}
+
+/// One block of the merge-path kernel on `tile`.
+fn simulate_tile<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usize, const FULL: bool>(
+    tile: &PathTile,
+    a: &[K],
+    b: &[K],
+    c: &mut [K],
+) {
+    // The tile and the spare key after it.
+    let mut shared = vec![K::POISON; BLOCK * ITEMS + 1];
+    let s = shared.as_mut_ptr();
+    let threads = 0..BLOCK as u32;
+    // SAFETY (every phase): the tile's keys lie in the inputs; `shared` holds a tile and a
+    // spare key; the phases run in the kernel's order, every thread between two barriers.
+    let gathered: Vec<[K; ITEMS]> = threads
+        .clone()
+        .map(|tid| unsafe { tile.gather::<_, BLOCK, ITEMS, FULL>(tid, a.as_ptr(), b.as_ptr()) })
+        .collect();
+    for (tid, keys) in threads.clone().zip(gathered) {
+        unsafe { tile.scatter::<_, _, ITEMS, FULL>(keys, s, |k| tid + k * BLOCK as u32) };
+    }
+    let c_len = tile.c_len as usize;
+    let b_run = &b[tile.b_start..tile.b_start + tile.b_len as usize];
+    let expected_tile: Vec<_> =
+        a[tile.a_start..][..tile.a_len as usize].iter().chain(b_run).copied().collect();
+    assert_eq!(exact(&shared[..c_len]), exact(&expected_tile), "{tile:?}: gathered keys");
+    assert_eq!(
+        exact(&shared[c_len..]),
+        exact(&vec![K::POISON; shared.len() - c_len]),
+        "{tile:?}: wrote past the tile"
+    );
+    // --- barrier ---
+    let merged: Vec<[K; ITEMS]> =
+        threads.clone().map(|tid| unsafe { tile.merge_thread::<_, _, ITEMS, FULL>(tid, s) }).collect();
+    // --- barrier ---
+    shared.fill(K::POISON);
+    let s = shared.as_mut_ptr();
+    for (tid, keys) in threads.clone().zip(merged) {
+        unsafe { tile.scatter::<_, _, ITEMS, FULL>(keys, s, |k| tid * ITEMS as u32 + k) };
+    }
+    // --- barrier ---
+    for tid in threads {
+        unsafe { tile.store::<_, _, BLOCK, ITEMS, V, FULL>(tid, s, c.as_mut_ptr()) };
+    }
 }
 
 /// The merge-path kernel at a few shapes: the defaults, an even count of outputs per thread,
@@ -498,16 +547,17 @@ fn simulate_path<const BLOCK: usize, const ITEMS: usize>(a: &[Tagged], b: &[Tagg
 fn check_path(a: &[Tagged], b: &[Tagged]) {
     let expected = identity(&reference(a, b));
     let (m, n) = (a.len(), b.len());
-    assert_eq!(identity(&simulate_path::<4, 3>(a, b)), expected, "4×3, m {m}, n {n}");
-    assert_eq!(identity(&simulate_path::<8, 16>(a, b)), expected, "8×16, m {m}, n {n}");
-    assert_eq!(identity(&simulate_path::<32, 7>(a, b)), expected, "32×7, m {m}, n {n}");
+    // Tagged keys are 16 bytes: one key per 16-byte vector.
+    assert_eq!(identity(&simulate_path::<_, 4, 3, 1>(a, b)), expected, "4×3, m {m}, n {n}");
+    assert_eq!(identity(&simulate_path::<_, 8, 16, 1>(a, b)), expected, "8×16, m {m}, n {n}");
+    assert_eq!(identity(&simulate_path::<_, 32, 7, 1>(a, b)), expected, "32×7, m {m}, n {n}");
     assert_eq!(
-        identity(&simulate_path::<{ PATH_4_BYTE.block_threads }, { PATH_4_BYTE.items }>(a, b)),
+        identity(&simulate_path::<_, { PATH_4_BYTE.block_threads }, { PATH_4_BYTE.items }, 1>(a, b)),
         expected,
         "default 4-byte shape, m {m}, n {n}"
     );
     assert_eq!(
-        identity(&simulate_path::<{ PATH_8_BYTE.block_threads }, { PATH_8_BYTE.items }>(a, b)),
+        identity(&simulate_path::<_, { PATH_8_BYTE.block_threads }, { PATH_8_BYTE.items }, 1>(a, b)),
         expected,
         "default 8-byte shape, m {m}, n {n}"
     );
@@ -533,6 +583,23 @@ fn merge_path_merges_edge_sizes() {
         let b_keys: Vec<i64> = (0..n as i64).map(|j| j % 7).collect();
         let (a, b) = tagged(&a_keys, &b_keys);
         check_path(&a, &b);
+    }
+}
+
+#[test]
+fn merge_path_stores_full_tiles_of_4_byte_keys_in_vectors_of_four() {
+    // u32 keys, as the GPU's i32/u32/f32 kernels: four keys per 16-byte store.
+    let t = PATH_4_BYTE.tile_size() as u32;
+    for (m, n) in [(t, 0), (3 * t + 5, 2 * t - 5), (7, 4 * t + 1)] {
+        let a: Vec<u32> = (0..m).map(|i| 3 * i).collect();
+        let b: Vec<u32> = (0..n).map(|j| 2 * j + 1).collect();
+        let mut expected = [a.clone(), b.clone()].concat();
+        expected.sort();
+        let c = simulate_path::<_, { PATH_4_BYTE.block_threads }, { PATH_4_BYTE.items }, 4>(&a, &b);
+        assert_eq!(c, expected, "m {m}, n {n}");
+        // A shape whose items are not a multiple of the vector: the last vector per thread
+        // is partly someone else's.
+        assert_eq!(simulate_path::<_, 8, 3, 4>(&a, &b), expected, "8×3, m {m}, n {n}");
     }
 }
 

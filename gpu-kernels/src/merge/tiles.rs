@@ -142,9 +142,10 @@ impl PathShape {
         self.block_threads * self.items
     }
 
-    /// Dynamic shared memory per block for keys of `key_bytes` bytes.
+    /// Dynamic shared memory per block for keys of `key_bytes` bytes: the tile and one spare
+    /// key, which the serial merge of a full tile may read (and not use) past its runs.
     pub const fn shared_bytes(self, key_bytes: usize) -> usize {
-        self.tile_size() * key_bytes
+        (self.tile_size() + 1) * key_bytes
     }
 
     /// Tiles (blocks) of a merge of `total` outputs; zero for an empty merge.
@@ -154,11 +155,14 @@ impl PathShape {
 }
 
 /// The merge-path shape for 4-byte keys (i32, u32, f32), chosen by the sweep
-/// ([`PATH_SWEEP`]) on an H200: see the report.
+/// ([`PATH_SWEEP`]) at 2^27 + 2^27 keys on an H200: 256×15 and 128×15 were level (0.769 and
+/// 0.763 ms) and ahead of the rest by 1.3 % or more (docs/merge-h200.md).
 pub const PATH_4_BYTE: PathShape = PathShape { block_threads: 256, items: 15 };
 
-/// The merge-path shape for 8-byte keys (i64, f64), chosen by the same sweep.
-pub const PATH_8_BYTE: PathShape = PathShape { block_threads: 256, items: 11 };
+/// The merge-path shape for 8-byte keys (i64, f64), chosen by the same sweep: 256×23 (1.178
+/// ms) ahead of 128×19 and 256×19 (1.238) and of 256×11 (1.292); more keys per thread amortise
+/// each thread's co-rank search over more outputs.
+pub const PATH_8_BYTE: PathShape = PathShape { block_threads: 256, items: 23 };
 
 /// The merge-path shape for keys of `key_bytes` bytes.
 pub const fn path_shape(key_bytes: usize) -> PathShape {
@@ -201,6 +205,8 @@ mod tests {
     fn merge_path_shapes_fit_in_shared_memory_and_include_the_defaults() {
         for shape in PATH_SWEEP {
             assert!(shape.shared_bytes(8) <= MAX_SHARED_BYTES, "{shape:?}");
+            // Full tiles are stored in 16-byte vectors, so they start 16-byte aligned.
+            assert_eq!(shape.tile_size() * 4 % 16, 0, "{shape:?}");
         }
         assert!(PATH_SWEEP.contains(&PATH_4_BYTE) && PATH_SWEEP.contains(&PATH_8_BYTE));
         assert_eq!(path_shape(4), PATH_4_BYTE);

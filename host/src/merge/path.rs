@@ -151,7 +151,10 @@ mod tests {
         let shape = PATH_4_BYTE;
         let plan = plan(shape, 1 << 27, 1 << 27, 4).unwrap();
         assert_eq!(plan.blocks, (1usize << 28).div_ceil(shape.tile_size()));
-        assert_eq!((plan.block_threads, plan.shared_mem_bytes), (shape.block_threads, shape.tile_size() * 4));
+        assert_eq!(
+            (plan.block_threads, plan.shared_mem_bytes),
+            (shape.block_threads, (shape.tile_size() + 1) * 4)
+        );
         assert_eq!(plan.global_searchers, plan.blocks + 1);
         // The partition has a thread for each of the tiles + 1 co-ranks.
         assert!(partition_config(plan.blocks).grid_dim.0 as usize * PARTITION_THREADS > plan.blocks);
