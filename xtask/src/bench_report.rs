@@ -33,8 +33,8 @@ const BENCH_COMMANDS: &str =
     "`cargo bench --bench stencil_variants` and `cargo bench --bench merge_variants`";
 
 /// Kernel names in the order the book introduces them; unknown kernels sort after, by name.
-const KERNEL_ORDER: [&str; 7] =
-    ["basic", "shared-tiled", "coarsened", "register-tiled", "streaming", "tiled", "circular"];
+const KERNEL_ORDER: [&str; 8] =
+    ["basic", "shared-tiled", "coarsened", "register-tiled", "streaming", "tiled", "circular", "merge-path"];
 
 /// The peers' results, where `cargo xtask bench-report` looks for them in the criterion directory.
 const PEERS_FILE: &str = "stencil_peers.json";
@@ -451,7 +451,7 @@ impl Suite {
                 "Launch shapes of the streaming kernel: block (threads x×y), points per thread along x (v), rows per thread (r), planes ahead in registers (a), planes prefetched into L2 (p), planes per block (z). The library's default is marked `(default)`.",
             ),
             Suite::MergeVariants => Some(
-                "The merge kernels of PMPP chapter 12 (basic, tiled, circular), in Rust and in CUDA C++.",
+                "The merge kernels of PMPP chapter 12 (basic, tiled, circular), in Rust and in CUDA C++, and merge path beyond the book (Rust).",
             ),
             Suite::MergeCoarsening => {
                 Some("Merge throughput against the number of output elements per thread.")

@@ -1,6 +1,7 @@
 //! The ordered merge (PMPP chapter 12) on the host: the kernel variants and their launch
 //! shapes, device buffers for timed runs, input checks, the CPU reference and input
-//! generators.
+//! generators. [`MergeVariant::default()`] is merge path ([`path`]), the fastest variant:
+//! pass it to [`merge`] unless you are studying the book's kernels.
 //!
 //! Inputs must be sorted ascending and free of NaN; every entry point checks that first (one
 //! `O(m + n)` pass over the inputs, in parallel) and refuses bad inputs with
@@ -11,8 +12,8 @@
 //! ```no_run
 //! use host::{Gpu, merge::{self, Distribution, MergeProblem, MergeVariant}};
 //! let gpu = Gpu::new(0)?;
-//! // One call: check, upload, merge, download.
-//! let c = merge::merge(&gpu, MergeVariant::Circular, &[1, 3, 5], &[2, 3, 4])?;
+//! // One call: check, upload, merge (merge path, the default and fastest variant), download.
+//! let c = merge::merge(&gpu, MergeVariant::default(), &[1, 3, 5], &[2, 3, 4])?;
 //! assert_eq!(c, [1, 2, 3, 3, 4, 5]);
 //!
 //! // Benchmarks: upload once, time many runs against the copy ceiling.
@@ -45,7 +46,9 @@ use ndarray::{Array1, ArrayView1};
 use crate::{Gpu, Result};
 
 /// Merges sorted `a` and `b` on the GPU with `variant`: checks the inputs, uploads them,
-/// runs the kernel once and downloads the result.
+/// runs the kernel once and downloads the result. For speed pass [`MergeVariant::default()`]
+/// (merge path: a partition kernel, then one tile per block; with the tuned shape for the key
+/// size); the book's variants are there to study.
 pub fn merge<K: HostKey>(gpu: &Gpu, variant: MergeVariant, a: &[K], b: &[K]) -> Result<Vec<K>> {
     let mut problem = MergeProblem::new(gpu, a, b)?;
     problem.run(variant)?;
