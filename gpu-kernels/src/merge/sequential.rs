@@ -67,39 +67,28 @@ pub trait RankIndex: Copy + Ord + Add<Output = Self> + Sub<Output = Self> {
     fn to_usize(self) -> usize;
 }
 
-impl RankIndex for usize {
-    const ZERO: Self = 0;
-    const ONE: Self = 1;
-    #[inline(always)]
-    fn half(self) -> Self {
-        self / 2
-    }
-    #[inline(always)]
-    fn saturating_sub(self, other: Self) -> Self {
-        usize::saturating_sub(self, other)
-    }
-    #[inline(always)]
-    fn to_usize(self) -> usize {
-        self
-    }
+macro_rules! rank_index {
+    ($($t:ty),*) => {$(
+        impl RankIndex for $t {
+            const ZERO: Self = 0;
+            const ONE: Self = 1;
+            #[inline(always)]
+            fn half(self) -> Self {
+                self / 2
+            }
+            #[inline(always)]
+            fn saturating_sub(self, other: Self) -> Self {
+                <$t>::saturating_sub(self, other)
+            }
+            #[inline(always)]
+            fn to_usize(self) -> usize {
+                self as usize
+            }
+        }
+    )*};
 }
 
-impl RankIndex for u32 {
-    const ZERO: Self = 0;
-    const ONE: Self = 1;
-    #[inline(always)]
-    fn half(self) -> Self {
-        self / 2
-    }
-    #[inline(always)]
-    fn saturating_sub(self, other: Self) -> Self {
-        u32::saturating_sub(self, other)
-    }
-    #[inline(always)]
-    fn to_usize(self) -> usize {
-        self as usize
-    }
-}
+rank_index!(usize, u32);
 
 /// PMPP Fig. 12.5, `co_rank`: how many of the first `k` keys of the stable merge of `a` (`m`
 /// keys) and `b` (`n` keys) come from A. The rest, `j = k - i`, come from B.
