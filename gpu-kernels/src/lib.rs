@@ -30,6 +30,7 @@ pub mod device;
 pub mod merge;
 pub mod real;
 pub mod stencil;
+pub mod testing;
 
 pub use real::Real;
 

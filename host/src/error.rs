@@ -31,6 +31,14 @@ pub enum Error {
     /// A CUDA call failed (a launch, a copy, a synchronisation).
     #[error("CUDA error while {what}: {source}")]
     Cuda { what: String, source: DriverError },
+    /// A kernel faulted (a trap, an illegal address or instruction, a failed launch): the CUDA
+    /// context is unusable from now on, and every later CUDA call of the process fails with
+    /// this error too, on this [`Gpu`](crate::Gpu) and on any new one. CUDA cannot recover
+    /// from a kernel fault inside a process.
+    #[error(
+        "a kernel failed while {what}: {source}; the GPU's CUDA context is now unusable, and so is CUDA in this process: exit and start again to use the GPU"
+    )]
+    ContextLost { what: String, source: DriverError },
     /// A merge input is not sorted ascending: key `index` is less than the key before it.
     #[error(
         "merge input {array} is not sorted ascending: {array}[{index}] = {value} is less than {array}[{index}-1] = {previous}; both inputs must be sorted"
@@ -41,6 +49,35 @@ pub enum Error {
         "merge input {array} holds NaN at index {index}: NaN keys cannot be ordered, so they cannot be merged"
     )]
     NanKey { array: &'static str, index: usize },
+}
+
+/// The errors after which the driver refuses every further call in the context: a kernel
+/// faulted, and only a new context can run work again.
+fn is_sticky(code: cudaError_enum) -> bool {
+    use cudaError_enum::*;
+    matches!(
+        code,
+        CUDA_ERROR_ILLEGAL_ADDRESS
+            | CUDA_ERROR_LAUNCH_FAILED
+            | CUDA_ERROR_ILLEGAL_INSTRUCTION
+            | CUDA_ERROR_MISALIGNED_ADDRESS
+            | CUDA_ERROR_INVALID_ADDRESS_SPACE
+            | CUDA_ERROR_INVALID_PC
+            | CUDA_ERROR_HARDWARE_STACK_ERROR
+            | CUDA_ERROR_ASSERT
+            | CUDA_ERROR_LAUNCH_TIMEOUT
+    )
+}
+
+impl Error {
+    /// The same error, said to have happened while `what` (CUDA errors only; others as they are).
+    pub(crate) fn while_doing(self, what: impl FnOnce() -> String) -> Self {
+        match self {
+            Error::Cuda { source, .. } => Error::Cuda { what: what(), source },
+            Error::ContextLost { source, .. } => Error::ContextLost { what: what(), source },
+            other => other,
+        }
+    }
 }
 
 /// Result of the host library.
@@ -58,6 +95,7 @@ impl<T> CudaContext<T> for std::result::Result<T, DriverError> {
                 Error::OutOfMemory(format!("the GPU ran out of memory while {}", what()))
             }
             cudaError_enum::CUDA_ERROR_NO_DEVICE => Error::NoDevice(what()),
+            code if is_sticky(code) => Error::ContextLost { what: what(), source },
             _ => Error::Cuda { what: what(), source },
         })
     }

@@ -31,6 +31,18 @@ pub struct GpuInfo {
 }
 
 /// One GPU with the kernels' module loaded, and the stream all work runs on.
+///
+/// **Threads.** `Gpu` is `Send` and `Sync`: create one and share it by reference
+/// (`std::thread::scope`), each thread with its own problems (`StencilProblem`,
+/// `MergeProblem`) or calling `stencil::run` / `merge::merge`. All work goes to the one stream
+/// in the order threads submit it, so every result is right (tested with 8 threads in
+/// `host/tests/soak_gpu.rs`); but a time a `run` reports while other threads submit work
+/// includes theirs, so time from one thread.
+///
+/// **Failures.** After a kernel faults, every later CUDA call of the process fails with
+/// [`Error::ContextLost`], on this `Gpu` and on any new one: CUDA cannot recover from a kernel
+/// fault inside the process, which must exit to use the GPU again. No call returns a wrong
+/// result instead.
 pub struct Gpu {
     pub info: GpuInfo,
     ctx: Arc<CudaContext>,
@@ -39,23 +51,34 @@ pub struct Gpu {
     functions: Mutex<HashMap<String, CudaFunction>>,
 }
 
+/// GPU `ordinal`'s primary context, without loading any module.
+fn open_context(ordinal: usize) -> Result<Arc<CudaContext>> {
+    // SAFETY: only probes whether the shared library can be loaded.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(Error::NoDriver);
+    }
+    let count = CudaContext::device_count().context(|| "initialising the CUDA driver".into())?;
+    if ordinal >= count.max(0) as usize {
+        return Err(Error::NoDevice(format!(
+            "GPU {ordinal} was asked for, but the driver sees {count} GPU(s)"
+        )));
+    }
+    CudaContext::new(ordinal).context(|| format!("creating a context on GPU {ordinal}"))
+}
+
+/// Free and total memory of GPU `ordinal`, in bytes, without loading the kernels: what a
+/// preflight check ([`preflight`](crate::preflight)) asks before anything else is done.
+pub fn device_memory(ordinal: usize) -> Result<(usize, usize)> {
+    open_context(ordinal)?.mem_get_info().context(|| format!("reading the free memory of GPU {ordinal}"))
+}
+
 impl Gpu {
     /// Opens GPU `ordinal` and loads the PTX module.
     ///
     /// Fails with [`Error::NoDriver`] when `libcuda` cannot be loaded, and with
     /// [`Error::NoDevice`] when there is no GPU with that ordinal.
     pub fn new(ordinal: usize) -> Result<Self> {
-        // SAFETY: only probes whether the shared library can be loaded.
-        if !unsafe { sys::is_culib_present() } {
-            return Err(Error::NoDriver);
-        }
-        let count = CudaContext::device_count().context(|| "initialising the CUDA driver".into())?;
-        if ordinal >= count.max(0) as usize {
-            return Err(Error::NoDevice(format!(
-                "GPU {ordinal} was asked for, but the driver sees {count} GPU(s)"
-            )));
-        }
-        let ctx = CudaContext::new(ordinal).context(|| format!("creating a context on GPU {ordinal}"))?;
+        let ctx = open_context(ordinal)?;
         // One stream, used in order: cudarc's per-buffer event tracking would only add
         // host work to every launch.
         // SAFETY: all work of this context goes to the one stream below.
@@ -155,6 +178,8 @@ impl Gpu {
     /// so that an element a kernel fails to write shows up in the check.
     pub fn poison<T: DeviceRepr>(&self, buffer: &mut CudaSlice<T>) -> Result<()> {
         let bytes = buffer.num_bytes();
+        // The raw call below needs the context current on this thread (any thread may use a Gpu).
+        self.ctx.bind_to_thread().context(|| "binding the CUDA context to this thread".into())?;
         let (ptr, _sync) = buffer.device_ptr_mut(&self.stream);
         // SAFETY: `ptr` is valid for `bytes` bytes, and the memset is ordered on our stream.
         unsafe { cudarc::driver::result::memset_d8_async(ptr, 0xFF, bytes, self.stream.cu_stream()) }

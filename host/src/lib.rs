@@ -17,6 +17,7 @@ pub mod error;
 pub mod gpu;
 pub mod kernels;
 pub mod merge;
+pub mod preflight;
 pub mod random;
 pub mod report;
 pub mod stats;

@@ -13,6 +13,7 @@ use clap::{Parser, ValueEnum};
 use host::merge::{
     Distribution, HostKey, MergeProblem, MergeVariant, check_sorted, first_difference, merge_reference,
 };
+use host::preflight::{self, MergeNeed};
 use host::report::{Table, gpu_line, parse_list, report_error, thousands};
 use host::{Error, Gpu, Result, random, stats::median_after_warm_up};
 use ndarray::Array1;
@@ -416,6 +417,26 @@ fn run_all(gpu: &Gpu, args: &Args, files: Option<NpyInputs>, seed: u64) -> Resul
     Ok(rows)
 }
 
+/// Refuses, before the kernels load or anything is allocated, a merge that the GPU or the
+/// host cannot hold for every chosen key type (one line, exit status 2).
+fn preflight(args: &Args, m: usize, n: usize, dtype: DtypeArg) -> Result<()> {
+    let (free, _) = host::gpu::device_memory(args.device)?;
+    let available = preflight::host_available();
+    let all = dtype == DtypeArg::All;
+    let needs = [
+        (DtypeArg::I32, MergeNeed::of::<i32>(m, n)),
+        (DtypeArg::U32, MergeNeed::of::<u32>(m, n)),
+        (DtypeArg::I64, MergeNeed::of::<i64>(m, n)),
+        (DtypeArg::F32, MergeNeed::of::<f32>(m, n)),
+        (DtypeArg::F64, MergeNeed::of::<f64>(m, n)),
+    ];
+    for (_, need) in needs.into_iter().filter(|(d, _)| all || *d == dtype) {
+        need.check_device(free as u64)?;
+        need.check_host(!args.no_verify, available)?;
+    }
+    Ok(())
+}
+
 fn run(args: &Args) -> Result<ExitCode> {
     let files = match (&args.input_a, &args.input_b) {
         (Some(a), Some(b)) => Some(read_inputs(a, b)?),
@@ -431,6 +452,8 @@ fn run(args: &Args) -> Result<ExitCode> {
     if m.checked_add(n).is_none() {
         return Err(Error::BadShape(format!("m + n = {m} + {n} overflows")));
     }
+    let dtype = files.as_ref().map_or(args.dtype, NpyInputs::dtype);
+    preflight(args, m, n, dtype)?;
     let gpu = Gpu::new(args.device)?;
     let seed = args.seed.unwrap_or_else(random::fresh_seed);
     let rows = run_all(&gpu, args, files, seed)?;

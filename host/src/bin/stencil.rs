@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
 use gpu_kernels::stencil::{Coeffs, Grid3};
+use host::preflight::{self, StencilNeed};
 use host::report::{Table, gpu_line, parse_list, report_error, thousands};
 use host::stencil::{StencilProblem, StencilVariant, grid_of, parse_grid, reference_steps};
 use host::verify::{Comparison, compare};
@@ -324,11 +325,31 @@ fn run_all(gpu: &Gpu, args: &Args, file: Option<NpyGrid>, dtype: DtypeArg, seed:
     Ok(rows)
 }
 
+/// Refuses, before the kernels load or anything is allocated, a grid that the GPU or the host
+/// cannot hold for every chosen element type (one line, exit status 2).
+fn preflight(args: &Args, grid: Grid3, dtype: DtypeArg) -> Result<()> {
+    let (free, _) = host::gpu::device_memory(args.device)?;
+    let available = preflight::host_available();
+    let mut needs = Vec::new();
+    if matches!(dtype, DtypeArg::F32 | DtypeArg::All) {
+        needs.push(StencilNeed::of::<f32>(grid));
+    }
+    if matches!(dtype, DtypeArg::F64 | DtypeArg::All) {
+        needs.push(StencilNeed::of::<f64>(grid));
+    }
+    for need in needs {
+        need.check_device(free as u64)?;
+        need.check_host(!args.no_verify, available)?;
+    }
+    Ok(())
+}
+
 fn run(args: &Args) -> Result<ExitCode> {
     let file = args.input.as_deref().map(read_grid_npy).transpose()?;
     let dtype = chosen_dtype(args.dtype, file.as_ref().map(NpyGrid::dtype))?;
     check_output(args, dtype)?;
     let grid = file.as_ref().map_or(args.grid, NpyGrid::grid);
+    preflight(args, grid, dtype)?;
     let gpu = Gpu::new(args.device)?;
     let seed = args.seed.unwrap_or_else(random::fresh_seed);
     let rows = run_all(&gpu, args, file, dtype, seed)?;

@@ -8,6 +8,7 @@ use gpu_kernels::merge::tiles::PathShape;
 
 use super::{HostKey, MergePlan, MergeVariant, check_sorted, path};
 use crate::error::CudaContext as _;
+use crate::preflight::{self, MergeNeed};
 use crate::{Error, Gpu, Result};
 
 /// Dynamic shared memory a kernel gets without opting in.
@@ -51,11 +52,14 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
     /// host, in parallel; see [`check_sorted`]), uploads them and allocates the output.
     ///
     /// Fails with [`Error::Unsorted`] or [`Error::NanKey`] naming the array and the first bad
-    /// index, or with [`Error::OutOfMemory`] when the GPU cannot hold `2 (m + n)` keys.
+    /// index, or, before allocating anything, with [`Error::OutOfMemory`] when the GPU's free
+    /// memory cannot hold `2 (m + n)` keys (and merge path's partition array); the message
+    /// names the largest `m + n` that would fit.
     pub fn new(gpu: &'g Gpu, a: &[K], b: &[K]) -> Result<Self> {
         check_sorted("A", a)?;
         check_sorted("B", b)?;
         let (m, n) = (a.len(), b.len());
+        MergeNeed::of::<K>(m, n).check_device(preflight::device_free(gpu)?)?;
         let total = m.checked_add(n).ok_or_else(|| Error::BadShape(format!("{m} + {n} keys overflow")))?;
         let upload = |keys: &[K]| if keys.is_empty() { gpu.alloc(1) } else { gpu.upload(keys) };
         let (a, b) = (upload(a)?, upload(b)?);
@@ -221,10 +225,7 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
         let stream = self.gpu.stream();
         let args = (&self.a, &m, &self.b, &n, &mut self.c);
         let ms = self.gpu.timer()?.time(|| launch(stream, args));
-        let ms = ms.map_err(|e| match e {
-            Error::Cuda { source, .. } => Error::Cuda { what: format!("running the {label} merge"), source },
-            other => other,
-        })?;
+        let ms = ms.map_err(|e| e.while_doing(|| format!("running the {label} merge")))?;
         self.has_output = true;
         Ok(ms)
     }
@@ -262,6 +263,7 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
         if self.is_empty() {
             return Ok(Vec::new());
         }
+        preflight::check_download(MergeNeed::of::<K>(self.m, self.n).host_bytes(1), "the merged keys")?;
         self.gpu.download(&self.c)
     }
 }

@@ -9,6 +9,7 @@ use ndarray::{Array3, ArrayView3};
 use super::{StencilVariant, grid_of, streaming};
 use crate::error::CudaContext as _;
 use crate::gpu::ByValue;
+use crate::preflight::{self, StencilNeed};
 use crate::{Element, Error, Gpu, Result};
 
 /// Device buffers for one grid: the untouched input and two ping-pong buffers.
@@ -24,9 +25,14 @@ pub struct StencilProblem<'g, T: Element> {
 
 impl<'g, T: Element> StencilProblem<'g, T> {
     /// Uploads `input`, of shape `(nz, ny, nx)` with every extent at least 3.
+    ///
+    /// Fails with [`Error::OutOfMemory`], before allocating anything, when the GPU's free memory
+    /// cannot hold the grid three times (input and two ping-pong buffers); the message names
+    /// the largest cube that would fit.
     pub fn new(gpu: &'g Gpu, input: ArrayView3<T>, coeffs: Coeffs<T>) -> Result<Self> {
         let (nz, ny, nx) = input.dim();
         let grid = grid_of(nz, ny, nx)?;
+        StencilNeed::of::<T>(grid).check_device(preflight::device_free(gpu)?)?;
         let input = input.as_standard_layout();
         let host = input.as_slice().expect("standard layout is contiguous");
         let input = gpu.upload(host)?;
@@ -113,10 +119,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
             }
             Ok(())
         });
-        let ms = ms.map_err(|e| match e {
-            Error::Cuda { source, .. } => Error::Cuda { what: format!("running the {label} kernel"), source },
-            other => other,
-        })?;
+        let ms = ms.map_err(|e| e.while_doing(|| format!("running the {label} kernel")))?;
         self.result = Some(steps % 2);
         Ok(ms)
     }
@@ -135,6 +138,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     pub fn output(&self) -> Result<Array3<T>> {
         let index =
             self.result.ok_or_else(|| Error::BadArgument("no stencil has run on this problem yet".into()))?;
+        preflight::check_download(StencilNeed::of::<T>(self.grid).bytes(1), "the stencil's result")?;
         let host = self.gpu.download(&self.buffers[index])?;
         let Grid3 { nx, ny, nz } = self.grid;
         Ok(Array3::from_shape_vec((nz as usize, ny as usize, nx as usize), host)
