@@ -100,3 +100,26 @@ impl<T> CudaContext<T> for std::result::Result<T, DriverError> {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mapped(code: cudaError_enum) -> Error {
+        Err::<(), _>(DriverError(code)).context(|| "waiting for the GPU".into()).unwrap_err()
+    }
+
+    #[test]
+    fn kernel_faults_lose_the_context_and_other_errors_do_not() {
+        // (Errors holding a `DriverError` are not formatted here: its text comes from the driver.)
+        for code in [cudaError_enum::CUDA_ERROR_LAUNCH_FAILED, cudaError_enum::CUDA_ERROR_ILLEGAL_ADDRESS] {
+            let Error::ContextLost { what, .. } = mapped(code) else { panic!("{code:?} is not ContextLost") };
+            assert_eq!(what, "waiting for the GPU");
+            // Naming what was running keeps the kind.
+            let renamed = mapped(code).while_doing(|| "running the tiled merge".into());
+            assert!(matches!(renamed, Error::ContextLost { what, .. } if what == "running the tiled merge"));
+        }
+        assert!(matches!(mapped(cudaError_enum::CUDA_ERROR_OUT_OF_MEMORY), Error::OutOfMemory(_)));
+        assert!(matches!(mapped(cudaError_enum::CUDA_ERROR_INVALID_VALUE), Error::Cuda { .. }));
+    }
+}

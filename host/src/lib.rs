@@ -18,6 +18,7 @@ pub mod gpu;
 pub mod kernels;
 pub mod merge;
 pub mod preflight;
+pub mod progress;
 pub mod random;
 pub mod report;
 pub mod stats;

@@ -74,6 +74,12 @@ fn ptx_contains_every_merge_path_shape() {
 }
 
 #[test]
+fn ptx_contains_the_test_only_trap_kernel() {
+    let entries = ptx_build::entry_points(host::gpu::PTX);
+    assert!(entries.contains(&gpu_kernels::testing::TRAP_ENTRY_POINT), "{entries:?}");
+}
+
+#[test]
 fn ptx_targets_the_architecture_it_was_built_for() {
     let target = format!(".target {}", host::gpu::PTX_ARCH);
     assert!(host::gpu::PTX.lines().any(|l| l.trim() == target), "no `{target}` line");

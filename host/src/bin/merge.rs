@@ -14,6 +14,7 @@ use host::merge::{
     Distribution, HostKey, MergeProblem, MergeVariant, check_sorted, first_difference, merge_reference,
 };
 use host::preflight::{self, MergeNeed};
+use host::progress::step;
 use host::report::{Table, gpu_line, parse_list, report_error, thousands};
 use host::{Error, Gpu, Result, random, stats::median_after_warm_up};
 use ndarray::Array1;
@@ -354,12 +355,16 @@ fn run_keys<K: HostKey + WritableElement>(gpu: &Gpu, args: &Args, a: &[K], b: &[
     let mut problem = MergeProblem::new(gpu, a, b)?;
     let repeat = args.repeat as usize;
     let copy_ms = median_after_warm_up(repeat, || problem.copy_ms())?;
-    let reference = (!args.no_verify).then(|| merge_reference(a, b));
+    let reference = (!args.no_verify)
+        .then(|| step("merging on the CPU (the reference)", args.json, || merge_reference(a, b)));
     let mut rows = Vec::new();
     for &variant in &args.variant.0 {
         let ms = median_after_warm_up(repeat, || problem.run(variant))?;
         let check = match &reference {
-            Some(reference) => Some(first_difference(&problem.output()?, reference)),
+            Some(reference) => {
+                let out = problem.output()?;
+                Some(step("checking the result", args.json, || first_difference(&out, reference)))
+            }
             None => None,
         };
         rows.push(Row {
@@ -381,7 +386,7 @@ fn run_keys<K: HostKey + WritableElement>(gpu: &Gpu, args: &Args, a: &[K], b: &[
 /// Runs every chosen variant for key type `K` on inputs generated from `--m`, `--n`, `--dist`
 /// and `seed`.
 fn run_dtype<K: HostKey + WritableElement>(gpu: &Gpu, args: &Args, seed: u64) -> Result<Vec<Row>> {
-    let (a, b) = args.dist.generate::<K>(args.m, args.n, seed)?;
+    let (a, b) = step("generating the inputs", args.json, || args.dist.generate::<K>(args.m, args.n, seed))?;
     run_keys(gpu, args, &a, &b)
 }
 

@@ -12,6 +12,7 @@ use std::process::ExitCode;
 use clap::{Parser, ValueEnum};
 use gpu_kernels::stencil::{Coeffs, Grid3};
 use host::preflight::{self, StencilNeed};
+use host::progress::step;
 use host::report::{Table, gpu_line, parse_list, report_error, thousands};
 use host::stencil::{StencilProblem, StencilVariant, grid_of, parse_grid, reference_steps};
 use host::verify::{Comparison, compare};
@@ -277,14 +278,18 @@ fn run_dtype<T: Element + WritableElement>(gpu: &Gpu, args: &Args, input: Array3
     let mut problem = StencilProblem::new(gpu, input.view(), coeffs)?;
     let repeat = args.repeat as usize;
     let copy_ms = median_after_warm_up(repeat, || problem.copy_ms(1))?;
-    let reference = (!args.no_verify).then(|| reference_steps(input.view(), coeffs, steps));
+    let reference = (!args.no_verify).then(|| {
+        step("computing the CPU reference", args.json, || reference_steps(input.view(), coeffs, steps))
+    });
     let mut rows = Vec::new();
     for &variant in &args.variant.0 {
         let ms = median_after_warm_up(repeat, || problem.run(variant, steps))?;
         let check = match &reference {
             Some(reference) => {
                 let out = problem.output()?;
-                Some(compare(out.as_slice().expect("contiguous"), reference.as_slice().expect("contiguous")))
+                let (out, reference) =
+                    (out.as_slice().expect("contiguous"), reference.as_slice().expect("contiguous"));
+                Some(step("checking the result", args.json, || compare(out, reference)))
             }
             None => None,
         };
@@ -315,10 +320,14 @@ fn run_all(gpu: &Gpu, args: &Args, file: Option<NpyGrid>, dtype: DtypeArg, seed:
             let Grid3 { nx, ny, nz } = args.grid;
             let shape = (nz as usize, ny as usize, nx as usize);
             if matches!(dtype, DtypeArg::F32 | DtypeArg::All) {
-                rows.extend(run_dtype(gpu, args, random::random_grid::<f32>(shape, seed)?)?);
+                let input =
+                    step("generating the f32 input", args.json, || random::random_grid::<f32>(shape, seed))?;
+                rows.extend(run_dtype(gpu, args, input)?);
             }
             if matches!(dtype, DtypeArg::F64 | DtypeArg::All) {
-                rows.extend(run_dtype(gpu, args, random::random_grid::<f64>(shape, seed)?)?);
+                let input =
+                    step("generating the f64 input", args.json, || random::random_grid::<f64>(shape, seed))?;
+                rows.extend(run_dtype(gpu, args, input)?);
             }
         }
     }
