@@ -6,7 +6,7 @@ use gpu_kernels::stencil::Coeffs;
 use host::merge::{self, Distribution, MergeProblem, MergeVariant, first_difference, merge_reference};
 use host::stencil::{self, StencilProblem, StencilVariant, reference_steps};
 use host::{Error, Gpu, random};
-use ndarray::Array3;
+use ndarray::{Array3, ArrayView3, ShapeBuilder};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 
@@ -98,14 +98,14 @@ fn five_hundred_problems_and_their_errors_leak_nothing() {
                 problem.run(StencilVariant::Streaming, 2).unwrap();
                 problem.output().unwrap();
             }
-            // Refused part-way: more than the GPU has (a preflight refusal, nothing allocated).
+            // Refused part-way: a grid whose three copies pass the free memory (a view of one
+            // zero with zero strides, never copied: the preflight refuses it first).
             2 => {
-                let big = ndarray::ArrayView3::<f64>::from_shape((3, 3, 3), &[0.0; 27]).unwrap();
-                let err = StencilProblem::new(&gpu, big, stencil::laplacian()).map(drop);
-                assert!(err.is_ok());
-                let need =
-                    host::preflight::MergeNeed { m: (free as u64) / 8, n: 1, key_bytes: 8, dtype: "f64" };
-                assert!(matches!(need.check_device(free as u64), Err(Error::OutOfMemory(_))));
+                let side = ((free / 3 / 8) as f64).cbrt() as usize + 8;
+                let zero = [0.0f64];
+                let huge = ArrayView3::from_shape((side, side, side).strides((0, 0, 0)), &zero).unwrap();
+                let err = StencilProblem::new(&gpu, huge, stencil::laplacian()).err().unwrap();
+                assert!(matches!(err, Error::OutOfMemory(_)), "{err}");
             }
             // A bad shape.
             3 => {

@@ -6,6 +6,7 @@ use std::str::FromStr;
 
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
+use rayon::prelude::*;
 
 use super::HostKey;
 use crate::{Error, Result};
@@ -57,19 +58,22 @@ impl Distribution {
 
     /// Sorted A of `m` keys and B of `n` keys, the same for the same seed. Fails with
     /// [`Error::OutOfMemory`] when the host cannot hold them.
+    /// Large inputs are drawn in parallel, in chunks with generators of their own, so the
+    /// result depends on the seed alone.
     pub fn generate<K: HostKey>(self, m: usize, n: usize, seed: u64) -> Result<(Vec<K>, Vec<K>)> {
-        let mut rng = SmallRng::seed_from_u64(seed);
+        // One seed per array.
+        let (a_seed, b_seed) = (mix(seed, 0), mix(seed, 1));
         let span = 1u128 << K::LEVEL_BITS;
         let mut a = with_capacity::<K>(m, "A")?;
         let mut b = with_capacity::<K>(n, "B")?;
         match self {
             Self::Uniform => {
-                sorted_uniform(&mut a, m, 0, span, &mut rng);
-                sorted_uniform(&mut b, n, 0, span, &mut rng);
+                sorted_uniform(&mut a, m, 0, span, a_seed);
+                sorted_uniform(&mut b, n, 0, span, b_seed);
             }
             Self::FewUnique => {
-                few_unique(&mut a, m, span, &mut rng);
-                few_unique(&mut b, n, span, &mut rng);
+                few_unique(&mut a, m, span, a_seed);
+                few_unique(&mut b, n, span, b_seed);
             }
             Self::AllEqual => {
                 // A quarter of the way up from the middle: not zero, not an extreme.
@@ -78,8 +82,8 @@ impl Distribution {
                 b.resize(n, key);
             }
             Self::Disjoint => {
-                sorted_uniform(&mut a, m, 0, span / 2, &mut rng);
-                sorted_uniform(&mut b, n, span / 2, span, &mut rng);
+                sorted_uniform(&mut a, m, 0, span / 2, a_seed);
+                sorted_uniform(&mut b, n, span / 2, span, b_seed);
             }
             Self::Interleaved => {
                 a.extend((0..m as u64).map(|i| K::from_rank(2 * i)));
@@ -104,24 +108,65 @@ fn level(value: u128, span: u128) -> u64 {
     value.min(span - 1) as u64
 }
 
-/// Appends `len` sorted keys drawn uniformly from levels `[low, high)`, in one pass: the gaps
-/// between consecutive keys are uniform in `[0, 2 · (high - low) / (len + 1)]`.
-fn sorted_uniform<K: HostKey>(keys: &mut Vec<K>, len: usize, low: u128, high: u128, rng: &mut SmallRng) {
+/// Keys per generator when inputs are drawn in parallel.
+const CHUNK: usize = 1 << 20;
+
+/// A seed derived from `seed` and `index` (a chunk, or which array).
+fn mix(seed: u64, index: u64) -> u64 {
+    seed ^ (index + 1).wrapping_mul(0x9E37_79B9_7F4A_7C15)
+}
+
+/// The generator of chunk `chunk` of an array drawn from `seed`.
+fn chunk_rng(seed: u64, chunk: usize) -> SmallRng {
+    SmallRng::seed_from_u64(mix(seed, chunk as u64))
+}
+
+/// Appends `len` sorted keys drawn uniformly from levels `[low, high)`: the gaps between
+/// consecutive keys are uniform in `[0, 2 · (high - low) / (len + 1)]`. Chunks draw their gaps in
+/// parallel, twice: once to sum them (where each chunk starts), once to write the keys.
+fn sorted_uniform<K: HostKey>(keys: &mut Vec<K>, len: usize, low: u128, high: u128, seed: u64) {
     let mean_gap = ((high - low) / (len as u128 + 1)).min(u64::MAX as u128 / 2) as u64;
-    let mut current = low;
-    keys.extend((0..len).map(|_| {
-        current += u128::from(rng.random_range(0..=2 * mean_gap.max(1)));
-        K::from_level(level(current.min(high - 1), high))
-    }));
+    let max_gap = 2 * mean_gap.max(1);
+    let gaps = move |chunk: usize, count: usize| {
+        let mut rng = chunk_rng(seed, chunk);
+        (0..count).map(move |_| u128::from(rng.random_range(0..=max_gap)))
+    };
+    let chunk_len = |chunk: usize| CHUNK.min(len - chunk * CHUNK);
+    let sums: Vec<u128> =
+        (0..len.div_ceil(CHUNK)).into_par_iter().map(|chunk| gaps(chunk, chunk_len(chunk)).sum()).collect();
+    let starts: Vec<u128> = sums
+        .iter()
+        .scan(low, |start, sum| {
+            let this = *start;
+            *start += sum;
+            Some(this)
+        })
+        .collect();
+    keys.resize(len, K::from_level(0));
+    keys.par_chunks_mut(CHUNK).enumerate().for_each(|(chunk, out)| {
+        let mut current = starts[chunk];
+        let count = out.len();
+        for (key, gap) in out.iter_mut().zip(gaps(chunk, count)) {
+            current += gap;
+            *key = K::from_level(level(current.min(high - 1), high));
+        }
+    });
 }
 
 /// Appends `len` keys drawn from [`FEW_UNIQUE_KEYS`] values spread over the domain, sorted
-/// (counting sort of the draws).
-fn few_unique<K: HostKey>(keys: &mut Vec<K>, len: usize, span: u128, rng: &mut SmallRng) {
-    let mut counts = [0usize; FEW_UNIQUE_KEYS];
-    for _ in 0..len {
-        counts[rng.random_range(0..FEW_UNIQUE_KEYS)] += 1;
-    }
+/// (counting sort of the draws, chunks counted in parallel).
+fn few_unique<K: HostKey>(keys: &mut Vec<K>, len: usize, span: u128, seed: u64) {
+    let counts = (0..len.div_ceil(CHUNK))
+        .into_par_iter()
+        .map(|chunk| {
+            let mut rng = chunk_rng(seed, chunk);
+            let mut counts = [0usize; FEW_UNIQUE_KEYS];
+            for _ in 0..CHUNK.min(len - chunk * CHUNK) {
+                counts[rng.random_range(0..FEW_UNIQUE_KEYS)] += 1;
+            }
+            counts
+        })
+        .reduce(|| [0; FEW_UNIQUE_KEYS], |x, y| std::array::from_fn(|v| x[v] + y[v]));
     let step = span / FEW_UNIQUE_KEYS as u128;
     for (value, &count) in counts.iter().enumerate() {
         let key = K::from_level(level(value as u128 * step + step / 2, span));
@@ -173,6 +218,21 @@ mod tests {
         every_distribution_gives_sorted_inputs_of_the_right_lengths::<i64>();
         every_distribution_gives_sorted_inputs_of_the_right_lengths::<f32>();
         every_distribution_gives_sorted_inputs_of_the_right_lengths::<f64>();
+    }
+
+    #[test]
+    fn inputs_of_several_chunks_are_sorted_and_seeded() {
+        let m = 3 * CHUNK + 7;
+        for d in [Distribution::Uniform, Distribution::FewUnique, Distribution::Disjoint] {
+            let (a, b) = d.generate::<i64>(m, CHUNK + 1, 5).unwrap();
+            assert_eq!((a.len(), b.len()), (m, CHUNK + 1));
+            check_sorted("A", &a).unwrap();
+            check_sorted("B", &b).unwrap();
+            assert_eq!((a.clone(), b), d.generate::<i64>(m, CHUNK + 1, 5).unwrap(), "{d}");
+        }
+        // Uniform keys keep spreading over the range across chunks.
+        let (a, _) = Distribution::Uniform.generate::<i64>(m, 0, 5).unwrap();
+        assert!(a[0] < -(1 << 60) && a[m - 1] > 1 << 60);
     }
 
     #[test]
