@@ -22,21 +22,24 @@ fn gpu() -> Gpu {
     Gpu::new(0).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Fails, naming `what` and the first wrong key, unless `out` is `expected` bit for bit.
+fn assert_merged<K: HostKey>(out: &[K], expected: &[K], what: &str) {
+    if let Some(i) = first_difference(out, expected) {
+        panic!(
+            "{what}: {} keys, first difference at {i}: got {:?}, expected {:?}",
+            expected.len(),
+            out.get(i),
+            expected.get(i)
+        );
+    }
+}
+
 /// Runs every variant on `problem` and compares its output with `expected` bit for bit.
 fn check_variants<K: HostKey>(problem: &mut MergeProblem<'_, K>, expected: &[K], what: &str) {
     for variant in MergeVariant::ALL {
         let ms = problem.run(variant).unwrap_or_else(|e| panic!("{what}, {variant} {}: {e}", K::NAME));
         assert!(ms.is_finite() && ms >= 0.0, "{what}, {variant}: {ms} ms");
-        let out = problem.output().unwrap();
-        if let Some(i) = first_difference(&out, expected) {
-            panic!(
-                "{what}, {variant} {}: {} keys, first difference at {i}: got {:?}, expected {:?}",
-                K::NAME,
-                expected.len(),
-                out.get(i),
-                expected.get(i)
-            );
-        }
+        assert_merged(&problem.output().unwrap(), expected, &format!("{what}, {variant} {}", K::NAME));
     }
 }
 
@@ -242,16 +245,8 @@ fn check_coarsenings<K: HostKey>(problem: &mut MergeProblem<'_, K>, expected: &[
                 .run_with_coarsening(variant, factor)
                 .unwrap_or_else(|e| panic!("{what}, {variant} {} C = {factor}: {e}", K::NAME));
             assert!(ms.is_finite() && ms >= 0.0, "{what}, {variant} C = {factor}: {ms} ms");
-            let out = problem.output().unwrap();
-            if let Some(i) = first_difference(&out, expected) {
-                panic!(
-                    "{what}, {variant} {} C = {factor}: {} keys, first difference at {i}: got {:?}, expected {:?}",
-                    K::NAME,
-                    expected.len(),
-                    out.get(i),
-                    expected.get(i)
-                );
-            }
+            let label = format!("{what}, {variant} {} C = {factor}", K::NAME);
+            assert_merged(&problem.output().unwrap(), expected, &label);
             runs += 1;
         }
     }
@@ -335,16 +330,8 @@ fn check_path_shape<K: HostKey>(
     let ms =
         problem.run_path(shape).unwrap_or_else(|e| panic!("{what}, merge-path {describe} {}: {e}", K::NAME));
     assert!(ms.is_finite() && ms >= 0.0, "{what}, {describe}: {ms} ms");
-    let out = problem.output().unwrap();
-    if let Some(i) = first_difference(&out, expected) {
-        panic!(
-            "{what}, merge-path {describe} {}: {} keys, first difference at {i}: got {:?}, expected {:?}",
-            K::NAME,
-            expected.len(),
-            out.get(i),
-            expected.get(i)
-        );
-    }
+    let label = format!("{what}, merge-path {describe} {}", K::NAME);
+    assert_merged(&problem.output().unwrap(), expected, &label);
 }
 
 /// Merge path's default shape for `K` over {0, 1, 2, 1000, tile − 1, tile, tile + 1}² sizes,
