@@ -112,7 +112,7 @@ fn path_sweep<K: HostKey>(c: &mut Criterion, gpu: &Gpu) {
     let mut group = c.benchmark_group(format!("merge_path/{case}-{}", K::NAME));
     group.throughput(Throughput::Elements((m + n) as u64));
     group.bench_function("copy", |b| b.iter_custom(|iters| from_ms(total_ms(iters, || problem.copy_ms()))));
-    for &shape in path::sweep() {
+    for shape in path::sweep(K::NAME) {
         or_exit(problem.run_path(shape));
         if let Some(index) = first_difference(&or_exit(problem.output()), &expected) {
             eprintln!(

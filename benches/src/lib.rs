@@ -70,7 +70,7 @@ pub fn write_gpu_info(gpu: &Gpu) {
         "driver_cuda_version": [info.driver_cuda_version.0, info.driver_cuda_version.1],
         "multiprocessors": info.multiprocessors,
         "l2_bytes": info.l2_bytes,
-        "ptx_arch": host::gpu::PTX_ARCH,
+        "ptx_arch": info.ptx_arch,
         "date": host::report::today_utc(),
     });
     let dir = criterion_dir();

@@ -116,6 +116,12 @@ impl<T: Copy> SharedArray<T> {
         Self { base: unsafe { dynamic_shared_memory::<T>().add(offset) } }
     }
 
+    /// The address of element 0.
+    #[inline(always)]
+    pub fn as_mut_ptr(self) -> *mut T {
+        self.base
+    }
+
     /// `array[i]`.
     ///
     /// # Safety
@@ -316,4 +322,175 @@ pub unsafe fn store_global_16<T: Copy, const V: usize>(ptr: *mut T, values: [T; 
 pub const fn vector_alignment<T, const V: usize>() -> usize {
     let bytes = V * size_of::<T>();
     if bytes < 16 { bytes } else { 16 }
+}
+
+/// Hopper's bulk copies (`cp.async.bulk`, sm_90 and PTX 8.0): one thread asks the copy engine
+/// to move a 16-byte-aligned range from global to shared memory, and the block waits on a
+/// transaction barrier (`mbarrier`) in shared memory that counts the bytes as they land. No
+/// register of any thread holds the data on its way.
+///
+/// On the GPU these exist only in the sm_90 build of the PTX. On the host they do what they
+/// promise, one thread at a time (a plain copy; the barrier does nothing), so the CPU tests
+/// can run the kernels' bulk-load phases.
+pub mod bulk {
+    /// Bulk copies move whole 16-byte units between 16-byte-aligned addresses.
+    pub const ALIGN: usize = 16;
+
+    /// The 32-bit shared-memory address of a generic pointer into shared memory.
+    #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+    #[inline(always)]
+    fn shared_address<T>(ptr: *const T) -> u32 {
+        let address: u32;
+        // SAFETY: a pure address conversion.
+        unsafe {
+            core::arch::asm!(
+                "{{ .reg .u64 t; cvta.to.shared.u64 t, {p}; cvt.u32.u64 {a}, t; }}",
+                p = in(reg64) ptr,
+                a = out(reg32) address,
+                options(pure, nomem, nostack, preserves_flags)
+            )
+        };
+        address
+    }
+
+    /// A transaction barrier: 8 bytes of shared memory, 8-byte aligned.
+    #[derive(Clone, Copy)]
+    pub struct Barrier {
+        #[cfg_attr(not(all(target_arch = "nvptx64", target_feature = "sm_90")), allow(dead_code))]
+        at: *mut u64,
+    }
+
+    impl Barrier {
+        /// The barrier at `at` in shared memory.
+        ///
+        /// # Safety
+        /// `at` points to 8 bytes of the block's shared memory, 8-byte aligned, that nothing
+        /// else uses while the barrier is.
+        #[inline(always)]
+        pub unsafe fn at(at: *mut u64) -> Self {
+            Self { at }
+        }
+
+        /// Initialises the barrier for one arriving thread (`mbarrier.init`) and makes that
+        /// visible to the copy engine (`fence.mbarrier_init`). One thread calls it, before a
+        /// block-wide barrier that the waiting threads pass after it.
+        ///
+        /// # Safety
+        /// No thread uses the barrier before the block-wide barrier that follows.
+        #[inline(always)]
+        pub unsafe fn init(self) {
+            #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+            // SAFETY: per the caller and `at`'s contract.
+            unsafe {
+                core::arch::asm!(
+                    "mbarrier.init.shared::cta.b64 [{a}], 1;",
+                    "fence.mbarrier_init.release.cluster;",
+                    a = in(reg32) shared_address(self.at),
+                    options(nostack, preserves_flags)
+                )
+            }
+        }
+
+        /// Starts a bulk copy of `bytes` bytes from global `src` to shared `dst`, counted by
+        /// this barrier (`cp.async.bulk…mbarrier::complete_tx::bytes`).
+        ///
+        /// # Safety
+        /// `src` (global) and `dst` (shared) are 16-byte aligned and valid for `bytes` bytes,
+        /// a multiple of 16; the barrier is initialised and `bytes` is part of the count a
+        /// later [`arrive_expecting`](Self::arrive_expecting) announces; nothing reads `dst`
+        /// until the barrier's phase completes.
+        #[inline(always)]
+        pub unsafe fn copy<T>(self, dst: *mut T, src: *const T, bytes: u32) {
+            #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+            // SAFETY: per the caller.
+            unsafe {
+                core::arch::asm!(
+                    "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [{d}], [{s}], {n}, [{a}];",
+                    d = in(reg32) shared_address(dst),
+                    s = in(reg64) src,
+                    n = in(reg32) bytes,
+                    a = in(reg32) shared_address(self.at),
+                    options(nostack, preserves_flags)
+                )
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            // SAFETY: per the caller.
+            unsafe {
+                core::ptr::copy_nonoverlapping(src.cast::<u8>(), dst.cast::<u8>(), bytes as usize)
+            }
+            #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90")))]
+            {
+                let _ = (dst, src, bytes);
+                super::trap()
+            }
+        }
+
+        /// The one arrival of the current phase, announcing that `bytes` bytes of bulk copies
+        /// will land (`mbarrier.arrive.expect_tx`): the phase completes when they have.
+        ///
+        /// # Safety
+        /// The barrier is initialised; one thread arrives per phase.
+        #[inline(always)]
+        pub unsafe fn arrive_expecting(self, bytes: u32) {
+            #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+            // SAFETY: per the caller.
+            unsafe {
+                core::arch::asm!(
+                    "mbarrier.arrive.expect_tx.shared::cta.b64 _, [{a}], {n};",
+                    a = in(reg32) shared_address(self.at),
+                    n = in(reg32) bytes,
+                    options(nostack, preserves_flags)
+                )
+            }
+            #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_90")))]
+            let _ = bytes;
+        }
+
+        /// Waits until phase `parity` (0 for the first) of the barrier has completed: every
+        /// byte it expects has landed in shared memory and is visible to this thread.
+        ///
+        /// # Safety
+        /// The barrier is initialised, and its initialisation is visible to this thread.
+        #[inline(always)]
+        pub unsafe fn wait(self, parity: u32) {
+            #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+            loop {
+                let done: u32;
+                // SAFETY: per the caller.
+                unsafe {
+                    core::arch::asm!(
+                        "{{ .reg .pred p; mbarrier.try_wait.parity.shared::cta.b64 p, [{a}], {parity}; selp.u32 {d}, 1, 0, p; }}",
+                        a = in(reg32) shared_address(self.at),
+                        parity = in(reg32) parity,
+                        d = out(reg32) done,
+                        options(nostack, preserves_flags)
+                    )
+                };
+                if done != 0 {
+                    break;
+                }
+            }
+            #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_90")))]
+            let _ = parity;
+        }
+
+        /// Ends the barrier's life (`mbarrier.inval`), so that its shared memory may hold
+        /// anything else. One thread calls it, after a block-wide barrier that every waiting
+        /// thread passed after its wait.
+        ///
+        /// # Safety
+        /// No thread uses the barrier any more.
+        #[inline(always)]
+        pub unsafe fn invalidate(self) {
+            #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+            // SAFETY: per the caller.
+            unsafe {
+                core::arch::asm!(
+                    "mbarrier.inval.shared::cta.b64 [{a}];",
+                    a = in(reg32) shared_address(self.at),
+                    options(nostack, preserves_flags)
+                )
+            }
+        }
+    }
 }

@@ -12,10 +12,47 @@ use gpu_kernels::KernelParam;
 
 use crate::error::{CudaContext as _, Error, Result};
 
-/// The kernels, compiled from `gpu-kernels` by the build script (nested nvptx64 build).
+/// The kernels, compiled from `gpu-kernels` by the build script (nested nvptx64 build) for
+/// the portable architecture: every GPU from it up runs them.
 pub const PTX: &str = include_str!(env!("GPU_KERNELS_PTX"));
-/// The architecture the PTX was built for (`GPU_KERNELS_ARCH`, default sm_70).
+/// The architecture the portable PTX was built for (`GPU_KERNELS_ARCH`, default sm_70).
 pub const PTX_ARCH: &str = env!("GPU_KERNELS_ARCH");
+/// The same kernels built for Hopper (sm_90, PTX ISA 8.0), where some use its bulk copies
+/// (the merge-path kernel's tile load); loaded on GPUs of compute capability 9.0 and up.
+pub const PTX_HOPPER: &str = include_str!(env!("GPU_KERNELS_PTX_HOPPER"));
+/// The architecture of [`PTX_HOPPER`] (sm_90).
+pub const HOPPER_ARCH: &str = env!("GPU_KERNELS_HOPPER_ARCH");
+
+/// Which build of the kernels a [`Gpu`] loads (the command lines' `--ptx`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum PtxChoice {
+    /// The Hopper build on GPUs of compute capability 9.0 and up, else the portable one.
+    #[default]
+    Auto,
+    /// The portable build ([`PTX`], [`PTX_ARCH`]), on any GPU: e.g. to measure what the
+    /// Hopper build gains.
+    Portable,
+    /// The Hopper build ([`PTX_HOPPER`]); an error on GPUs older than compute capability 9.0.
+    Hopper,
+}
+
+impl PtxChoice {
+    /// The PTX text and its architecture for a GPU of compute capability `(major, minor)`.
+    pub fn resolve(self, (major, minor): (i32, i32)) -> Result<(&'static str, &'static str)> {
+        // sm_XY is compute capability X.Y.
+        let hopper_major =
+            HOPPER_ARCH.trim_start_matches("sm_").parse::<i32>().map_or(i32::MAX, |xy| xy / 10);
+        match self {
+            PtxChoice::Portable => Ok((PTX, PTX_ARCH)),
+            PtxChoice::Auto if major < hopper_major => Ok((PTX, PTX_ARCH)),
+            PtxChoice::Auto => Ok((PTX_HOPPER, HOPPER_ARCH)),
+            PtxChoice::Hopper if major < hopper_major => Err(Error::BadArgument(format!(
+                "the {HOPPER_ARCH} build of the kernels needs a GPU of compute capability {hopper_major}.0 or later; this one is {major}.{minor} (use the portable build, {PTX_ARCH})"
+            ))),
+            PtxChoice::Hopper => Ok((PTX_HOPPER, HOPPER_ARCH)),
+        }
+    }
+}
 
 /// What the host reports about the GPU it runs on.
 #[derive(Clone, Debug)]
@@ -28,6 +65,9 @@ pub struct GpuInfo {
     pub total_memory: usize,
     /// CUDA version the driver supports, e.g. `(13, 0)`.
     pub driver_cuda_version: (i32, i32),
+    /// The architecture of the kernels' build that was loaded ([`PTX_ARCH`] or
+    /// [`HOPPER_ARCH`]).
+    pub ptx_arch: &'static str,
 }
 
 /// One GPU with the kernels' module loaded, and the stream all work runs on.
@@ -73,20 +113,29 @@ pub fn device_memory(ordinal: usize) -> Result<(usize, usize)> {
 }
 
 impl Gpu {
-    /// Opens GPU `ordinal` and loads the PTX module.
+    /// Opens GPU `ordinal` and loads the kernels' PTX module: the Hopper build on GPUs of
+    /// compute capability 9.0 and up, else the portable one ([`PtxChoice::Auto`]).
     ///
     /// Fails with [`Error::NoDriver`] when `libcuda` cannot be loaded, and with
     /// [`Error::NoDevice`] when there is no GPU with that ordinal.
     pub fn new(ordinal: usize) -> Result<Self> {
+        Self::with_ptx(ordinal, PtxChoice::Auto)
+    }
+
+    /// [`Gpu::new`] with the build of the kernels chosen by `choice`.
+    pub fn with_ptx(ordinal: usize, choice: PtxChoice) -> Result<Self> {
         let ctx = open_context(ordinal)?;
+        let compute_capability =
+            ctx.compute_capability().context(|| "reading the compute capability".into())?;
+        let (ptx, ptx_arch) = choice.resolve(compute_capability)?;
         // One stream, used in order: cudarc's per-buffer event tracking would only add
         // host work to every launch.
         // SAFETY: all work of this context goes to the one stream below.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.default_stream();
         let module = ctx
-            .load_module(Ptx::from_src(PTX))
-            .map_err(|source| Error::PtxLoad { what: format!("PTX for {PTX_ARCH}"), source })?;
+            .load_module(Ptx::from_src(ptx))
+            .map_err(|source| Error::PtxLoad { what: format!("PTX for {ptx_arch}"), source })?;
         let attribute = |a| ctx.attribute(a).context(|| format!("reading device attribute {a:?}"));
         let mut driver_version = 0;
         // SAFETY: writes one int.
@@ -96,13 +145,12 @@ impl Gpu {
         let info = GpuInfo {
             ordinal,
             name: ctx.name().context(|| "reading the device name".into())?,
-            compute_capability: ctx
-                .compute_capability()
-                .context(|| "reading the compute capability".into())?,
+            compute_capability,
             multiprocessors: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)?,
             l2_bytes: attribute(CUdevice_attribute::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?,
             total_memory: ctx.total_mem().context(|| "reading the memory size".into())?,
             driver_cuda_version: (driver_version / 1000, driver_version % 1000 / 10),
+            ptx_arch,
         };
         Ok(Self { info, ctx, stream, module, functions: Mutex::new(HashMap::new()) })
     }
@@ -243,5 +291,23 @@ pub fn human_bytes(bytes: usize) -> String {
         b if b >= 1e6 => format!("{:.2} MB", b / 1e6),
         b if b >= 1e3 => format!("{:.2} kB", b / 1e3),
         _ => format!("{bytes} B"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_hopper_build_is_loaded_from_compute_capability_9_0_unless_asked_otherwise() {
+        assert_eq!(PtxChoice::Auto.resolve((7, 0)).unwrap(), (PTX, PTX_ARCH));
+        assert_eq!(PtxChoice::Auto.resolve((8, 9)).unwrap().1, PTX_ARCH);
+        assert_eq!(PtxChoice::Auto.resolve((9, 0)).unwrap(), (PTX_HOPPER, HOPPER_ARCH));
+        assert_eq!(PtxChoice::Auto.resolve((10, 0)).unwrap().1, HOPPER_ARCH);
+        assert_eq!(PtxChoice::Portable.resolve((9, 0)).unwrap().1, PTX_ARCH);
+        assert_eq!(PtxChoice::Hopper.resolve((9, 0)).unwrap().1, HOPPER_ARCH);
+        let err = PtxChoice::Hopper.resolve((8, 6)).unwrap_err();
+        assert!(matches!(err, Error::BadArgument(_)), "{err}");
+        assert!(err.to_string().contains("compute capability 9.0 or later; this one is 8.6"), "{err}");
     }
 }

@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::{Error, GpuInfo, gpu::PTX_ARCH};
+use crate::{Error, GpuInfo};
 
 /// A table printed with aligned columns: text left, numbers right.
 pub struct Table {
@@ -59,12 +59,13 @@ pub fn gpu_line(info: &GpuInfo) -> String {
     let (major, minor) = info.compute_capability;
     let (cuda_major, cuda_minor) = info.driver_cuda_version;
     format!(
-        "GPU {}: {} (sm_{major}{minor}, {} SMs, {:.1} GiB, {} MiB L2), driver for CUDA {cuda_major}.{cuda_minor}, PTX built for {PTX_ARCH}",
+        "GPU {}: {} (sm_{major}{minor}, {} SMs, {:.1} GiB, {} MiB L2), driver for CUDA {cuda_major}.{cuda_minor}, PTX built for {}",
         info.ordinal,
         info.name,
         info.multiprocessors,
         info.total_memory as f64 / (1u64 << 30) as f64,
         info.l2_bytes >> 20,
+        info.ptx_arch,
     )
 }
 

@@ -1,11 +1,24 @@
-//! The embedded PTX holds every entry point the host launches.
+//! Both embedded builds of the PTX (portable and Hopper) hold every entry point the host
+//! launches.
 
 use host::merge::MergeVariant;
 use host::stencil::StencilVariant;
 
+/// The entry points of the portable build, after checking that the Hopper build declares the
+/// same ones: what holds for the first then holds for both.
+fn entries() -> Vec<&'static str> {
+    let portable = ptx_build::entry_points(host::gpu::PTX);
+    assert_eq!(
+        ptx_build::entry_points(host::gpu::PTX_HOPPER),
+        portable,
+        "the two builds' entry points differ"
+    );
+    portable
+}
+
 #[test]
 fn ptx_contains_all_eight_stencil_entry_points() {
-    let entries = ptx_build::entry_points(host::gpu::PTX);
+    let entries = entries();
     for variant in StencilVariant::ALL {
         for dtype in ["f32", "f64"] {
             let name = variant.entry_point(dtype);
@@ -16,7 +29,7 @@ fn ptx_contains_all_eight_stencil_entry_points() {
 
 #[test]
 fn ptx_contains_every_tile_of_the_tiling_sweep() {
-    let entries = ptx_build::entry_points(host::gpu::PTX);
+    let entries = entries();
     for variant in StencilVariant::ALL {
         for &tile in variant.tiles() {
             for dtype in ["f32", "f64"] {
@@ -29,7 +42,7 @@ fn ptx_contains_every_tile_of_the_tiling_sweep() {
 
 #[test]
 fn ptx_contains_every_merge_entry_point_of_the_coarsening_sweep() {
-    let entries = ptx_build::entry_points(host::gpu::PTX);
+    let entries = entries();
     let mut sweep = 0;
     for variant in MergeVariant::BOOK {
         for (dtype, _) in MergeVariant::KEY_TYPES {
@@ -52,15 +65,15 @@ fn ptx_contains_every_merge_entry_point_of_the_coarsening_sweep() {
             "{entry} is in the PTX but not in kernels::entry_points"
         );
     }
-    // Merge path: a partition per key type, the sweep's 14 shapes for i32 and f64, the
-    // default for the other three.
-    assert_eq!(launched.iter().filter(|l| l.starts_with("merge_path_")).count(), 5 + 2 * 14 + 3);
-    assert_eq!(launched.iter().filter(|l| l.starts_with("merge_")).count(), 15 + 15 + 36);
+    // Merge path: a partition per key type, the sweep's 14 shapes for i32 and the 12 of them
+    // that fit in shared memory with f64, the default for the other three.
+    assert_eq!(launched.iter().filter(|l| l.starts_with("merge_path_")).count(), 5 + 14 + 12 + 3);
+    assert_eq!(launched.iter().filter(|l| l.starts_with("merge_")).count(), 15 + 15 + 34);
 }
 
 #[test]
 fn ptx_contains_every_merge_path_shape() {
-    let entries = ptx_build::entry_points(host::gpu::PTX);
+    let entries = entries();
     for (dtype, _) in MergeVariant::KEY_TYPES {
         let partition = host::merge::path::partition_entry_point(dtype);
         assert!(entries.contains(&partition.as_str()), "{partition} missing");
@@ -75,13 +88,26 @@ fn ptx_contains_every_merge_path_shape() {
 
 #[test]
 fn ptx_contains_the_test_only_trap_kernel() {
-    let entries = ptx_build::entry_points(host::gpu::PTX);
+    let entries = entries();
     assert!(entries.contains(&gpu_kernels::testing::TRAP_ENTRY_POINT), "{entries:?}");
 }
 
 #[test]
 fn ptx_targets_the_architecture_it_was_built_for() {
-    let target = format!(".target {}", host::gpu::PTX_ARCH);
-    assert!(host::gpu::PTX.lines().any(|l| l.trim() == target), "no `{target}` line");
-    assert!(!host::gpu::PTX.contains(".local"), "a kernel spills to local memory");
+    for (ptx, arch) in
+        [(host::gpu::PTX, host::gpu::PTX_ARCH), (host::gpu::PTX_HOPPER, host::gpu::HOPPER_ARCH)]
+    {
+        let target = format!(".target {arch}");
+        assert!(ptx.lines().any(|l| l.trim() == target), "no `{target}` line");
+        assert!(!ptx.contains(".local"), "a kernel of the {arch} build spills to local memory");
+    }
+}
+
+#[test]
+fn only_the_hopper_build_uses_bulk_copies() {
+    // PTX ISA 8.0 for `cp.async.bulk`; the portable build must load on older drivers and GPUs.
+    assert!(host::gpu::PTX_HOPPER.lines().any(|l| l.trim() == ".version 8.0"));
+    assert!(host::gpu::PTX_HOPPER.contains("cp.async.bulk.shared::cluster.global"));
+    assert!(!host::gpu::PTX.contains("cp.async.bulk"), "the portable build has a Hopper instruction");
+    assert!(!host::gpu::PTX.contains("mbarrier"), "the portable build has a Hopper instruction");
 }

@@ -19,6 +19,13 @@ pub const ARCH_ENV: &str = "GPU_KERNELS_ARCH";
 /// Default architecture: PTX for `sm_70` is JIT-compiled by the driver on every GPU from
 /// Volta (sm_70) up.
 pub const DEFAULT_ARCH: &str = "sm_70";
+/// The second build, for Hopper and later (sm_90, PTX ISA 8.0): kernels that use Hopper's
+/// instructions (bulk copies, transaction barriers) select them with
+/// `cfg(target_feature = "sm_90")`. The host embeds both builds and loads this one on GPUs
+/// of compute capability 9.0 and up.
+pub const HOPPER_ARCH: &str = "sm_90";
+/// The PTX ISA version Hopper's bulk copies need (`cp.async.bulk`: 8.0), as an LLVM feature.
+pub const HOPPER_PTX_FEATURE: &str = "+ptx80";
 /// The crate that holds the kernels.
 pub const KERNEL_CRATE: &str = "gpu-kernels";
 
@@ -88,6 +95,11 @@ impl PtxBuild {
         })
     }
 
+    /// Whether the architecture is sm_90 or later (built with PTX ISA 8.0).
+    pub fn is_hopper_or_later(&self) -> bool {
+        arch_number(&self.arch) >= arch_number(HOPPER_ARCH)
+    }
+
     /// The directory whose changes require a rebuild.
     pub fn kernel_dir(&self) -> PathBuf {
         self.workspace_root.join(KERNEL_CRATE)
@@ -118,10 +130,12 @@ impl PtxBuild {
         // (the merge-path kernel's per-thread arrays) rolled, and a rolled loop indexes the
         // array, which puts it in local memory. A higher threshold unrolls them into
         // registers; it left every other kernel's PTX as it was when it was added.
-        command.env(
-            "CARGO_ENCODED_RUSTFLAGS",
-            format!("-Ctarget-cpu={}\x1f-Cllvm-args=-unroll-threshold={UNROLL_THRESHOLD}", self.arch),
-        );
+        let mut flags =
+            format!("-Ctarget-cpu={}\x1f-Cllvm-args=-unroll-threshold={UNROLL_THRESHOLD}", self.arch);
+        if self.is_hopper_or_later() {
+            flags.push_str(&format!("\x1f-Ctarget-feature={HOPPER_PTX_FEATURE}"));
+        }
+        command.env("CARGO_ENCODED_RUSTFLAGS", flags);
         let output = command.output().map_err(|e| Error::Spawn(cargo.clone(), e))?;
         if !output.status.success() {
             return Err(Error::Cargo(String::from_utf8_lossy(&output.stderr).into_owned()));
@@ -136,6 +150,11 @@ pub fn validate_arch(arch: &str) -> Result<(), Error> {
     let digits = arch.strip_prefix("sm_").unwrap_or("");
     let ok = (2..=3).contains(&digits.len()) && digits.bytes().all(|b| b.is_ascii_digit());
     if ok { Ok(()) } else { Err(Error::BadArch(arch.to_owned())) }
+}
+
+/// The number of an `sm_XY` architecture (`sm_90` → 90); 0 if it is not of that form.
+pub fn arch_number(arch: &str) -> u32 {
+    arch.strip_prefix("sm_").and_then(|digits| digits.parse().ok()).unwrap_or(0)
 }
 
 /// The kernel entry points (`.entry` names) declared in a PTX module, in order.
@@ -176,6 +195,15 @@ mod tests {
             let err = validate_arch(bad).unwrap_err().to_string();
             assert!(err.contains("sm_XY"), "{bad}: {err}");
         }
+    }
+
+    #[test]
+    fn hopper_builds_are_told_apart_by_number() {
+        assert_eq!((arch_number("sm_70"), arch_number("sm_90"), arch_number("sm_120")), (70, 90, 120));
+        let build = |arch| PtxBuild::new(Path::new("/w"), Path::new("/t"), Some(arch)).unwrap();
+        assert!(!build("sm_70").is_hopper_or_later() && !build("sm_89").is_hopper_or_later());
+        assert!(build("sm_90").is_hopper_or_later() && build("sm_100").is_hopper_or_later());
+        assert_eq!(build("sm_90").target_dir, Path::new("/t/nvptx/sm_90"));
     }
 
     #[test]

@@ -114,17 +114,18 @@ macro_rules! path_entry_points {
 }
 
 // The defaults (`tiles::PATH_4_BYTE`, `PATH_8_BYTE`) for every key type, and the benchmarks'
-// sweep (`tiles::PATH_SWEEP`) for i32 and f64 keys.
+// sweep (`tiles::PATH_SWEEP`) for i32 and f64 keys (for f64, the shapes that fit in shared
+// memory).
 path_entry_points! {
     PATH_SHAPES_I32: i32 => [
         (128, 7), (128, 11), (128, 15), (128, 19), (256, 7), (256, 11), (256, 15), (256, 16),
         (256, 19), (256, 23), (512, 7), (512, 11), (512, 15), (512, 19),
     ];
-    PATH_SHAPES_U32: u32 => [(256, 15)];
-    PATH_SHAPES_F32: f32 => [(256, 15)];
-    PATH_SHAPES_I64: i64 => [(256, 23)];
+    PATH_SHAPES_U32: u32 => [(256, 23)];
+    PATH_SHAPES_F32: f32 => [(256, 23)];
+    PATH_SHAPES_I64: i64 => [(256, 11)];
     PATH_SHAPES_F64: f64 => [
         (128, 7), (128, 11), (128, 15), (128, 19), (256, 7), (256, 11), (256, 15), (256, 16),
-        (256, 19), (256, 23), (512, 7), (512, 11), (512, 15), (512, 19),
+        (256, 19), (256, 23), (512, 7), (512, 11),
     ];
 }

@@ -118,6 +118,13 @@ impl<K: Copy> SharedKeys<K> {
         // SAFETY: per the caller.
         Self { array: unsafe { SharedArray::at_offset(offset) }, start: 0 }
     }
+
+    /// The address of the first key, for copies that write shared memory without a thread
+    /// (bulk copies).
+    #[inline(always)]
+    pub fn as_mut_ptr(self) -> *mut K {
+        self.array.as_mut_ptr().wrapping_add(self.start)
+    }
 }
 
 impl<K: Copy> KeyRun for SharedKeys<K> {

@@ -6,22 +6,31 @@
 //!   of `BLOCK × ITEMS` outputs once, in global memory, and writes the 64-bit results to a
 //!   `splits` array: one thread per tile, `⌈(m + n) / tile⌉ + 1` searches in all.
 //! * The **merge kernel** ([`merge_path`]) gives each block exactly one tile: no loop of tiles,
-//!   no keys loaded and thrown away. The block [`gather`](PathTile::gather)s its tile's keys of
-//!   A, then of B, into one shared buffer (consecutive threads read consecutive keys, every
-//!   load issued before the first is used), each thread co-ranks its own `ITEMS` outputs in
-//!   shared memory and [`merge`](PathTile::merge_thread)s them serially into registers (one
-//!   shared load per key, no branch), and the block stages the merged tile in the same buffer
-//!   and [`store`](PathTile::store)s it coalesced, 16 bytes per thread and store. Three
-//!   barriers per tile, each key read once from DRAM and written once.
+//!   no keys loaded and thrown away. The block loads its tile's keys of A and of B into shared
+//!   memory, each thread co-ranks its own `ITEMS` outputs there and
+//!   [`merge`](PathTile::merge_thread)s them serially (one shared load per key, no branch)
+//!   straight into a second shared buffer, the merged tile, which the block
+//!   [`store`](PathTile::store)s coalesced, 16 bytes per thread and store. Two barriers per
+//!   tile, each key read once from DRAM and written once.
+//! * The **load** has two forms. Hopper (the sm_90 build of the PTX) uses its copy engine:
+//!   one thread starts a bulk copy (`cp.async.bulk`) of each run's 16-byte-aligned middle,
+//!   the few keys before and after it are copied by other threads, and the block waits on a
+//!   transaction barrier ([`load_bulk`](PathTile::load_bulk)). Each run then sits in shared
+//!   memory at the same offset from a 16-byte boundary as in global memory
+//!   ([`bulk`](PathTile::bulk)). Older GPUs [`gather`](PathTile::gather) the keys through
+//!   registers, consecutive threads reading consecutive keys, A's then B's packed together.
 //!
-//! What limits it is the SMs' integer pipe, not DRAM (`ncu`: ALU 83 % busy, DRAM 39 % in the
-//! first version), so the per-key instructions are what is tuned: positions and co-ranks inside
-//! a tile are 32-bit, and every tile but the last is **full**, a case (the const generic
-//! `FULL`, the same for the whole block) that needs no clamp and no guard: a shared buffer one
-//! key longer than the tile lets the serial merge read one past its runs unchecked.
+//! What limits it is the SMs' instruction issue and latency, not DRAM: the first version held
+//! a thread's gathered and merged keys in registers (72 of them for 4-byte keys, 127 for
+//! 8-byte ones: 3 and 2 blocks of 256 per SM) and was ALU-bound at 37.5 % occupancy; staging
+//! the merged keys in shared memory took that to 48 and 72, and the bulk load takes the
+//! gather's loads, address selects and stores off every thread. Positions and co-ranks inside a
+//! tile are 32-bit, and every tile but the last is **full**, a case (the const generic `FULL`,
+//! the same for the whole block) that needs no clamp and no guard: the runs are followed by
+//! spare keys in shared memory, so the serial merge may read one past a run unchecked.
 //!
-//! An odd `ITEMS` keeps the staging writes (`tile[tid * ITEMS + k]`) free of bank conflicts.
-//! `BLOCK` and `ITEMS` are const generics, chosen by a measured sweep (see
+//! An odd `ITEMS` keeps the merged-tile writes (`merged[tid * ITEMS + k]`) free of bank
+//! conflicts. `BLOCK` and `ITEMS` are const generics, chosen by a measured sweep (see
 //! [`tiles::PATH_4_BYTE`](super::tiles::PATH_4_BYTE)). Stable like every merge here: on equal
 //! keys, A's comes first, in the co-ranks and in the serial merge.
 //!
@@ -31,17 +40,20 @@
 
 use super::keys::{KeyReader, KeyWriter, MergeKey, SharedKeys};
 use super::sequential::co_rank_by;
+use super::tiles::{PathShape, keys_per_16_bytes};
+use crate::device::bulk::{self, Barrier};
 use crate::device::store_global_16;
 use crate::device::thread::*;
 
 /// The outputs one block merges, and the keys of A and B they take: outputs
 /// `[c_start, c_start + c_len)` are the stable merge of A's `[a_start, a_start + a_len)` and
-/// B's `[b_start, b_start + b_len)`, so `a_len + b_len = c_len`. In shared memory the tile's
-/// keys of A come first, then those of B. Positions inside a tile are 32-bit.
+/// B's `[b_start, b_start + b_len)`, so `a_len + b_len = c_len`. In shared memory A's keys
+/// start at position `a_at` and B's at `b_at`, with spare keys after each run (see
+/// [`PathShape::input_keys`]); positions inside a tile are 32-bit.
 ///
 /// The phases take `FULL`: whether the tile has `BLOCK × ITEMS` outputs (every tile but the
-/// last). A full tile needs no clamps or guards; a partial one clamps every read into the tile
-/// and drops every write past it.
+/// last). A full tile needs no clamps or guards; a partial one clamps every shared read into
+/// the input buffer and drops every write past the tile.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PathTile {
     pub a_start: usize,
@@ -50,27 +62,122 @@ pub struct PathTile {
     pub a_len: u32,
     pub b_len: u32,
     pub c_len: u32,
+    pub a_at: u32,
+    pub b_at: u32,
 }
 
 impl PathTile {
     /// Tile `tile` of a merge of `total` outputs in tiles of `tile_size`, from the co-ranks
     /// of its first output (`a_curr`) and of the next tile's first (`a_next`), as the
-    /// partition kernel wrote them.
+    /// partition kernel wrote them; in shared memory B's keys follow A's
+    /// ([`gather`](Self::gather)'s layout; [`bulk`](Self::bulk) moves them).
     #[inline(always)]
     pub fn new(tile: usize, tile_size: usize, total: usize, a_curr: usize, a_next: usize) -> Self {
         let c_start = (tile * tile_size).min(total);
         let c_end = (c_start + tile_size).min(total);
         let (a_len, c_len) = ((a_next - a_curr) as u32, (c_end - c_start) as u32);
-        Self { a_start: a_curr, b_start: c_start - a_curr, c_start, a_len, b_len: c_len - a_len, c_len }
+        let b_len = c_len - a_len;
+        Self {
+            a_start: a_curr,
+            b_start: c_start - a_curr,
+            c_start,
+            a_len,
+            b_len,
+            c_len,
+            a_at: 0,
+            b_at: a_len,
+        }
     }
 
-    /// Position `x` of the tile, clamped to its last key unless the tile is full.
+    /// The layout of [`load_bulk`](Self::load_bulk) for keys of `K` at `a` and `b`: each run
+    /// at the same offset from a 16-byte boundary in shared memory as in global memory (a
+    /// bulk copy moves aligned 16-byte units), A's from position `a_at < V`, B's from the first
+    /// 16-byte boundary after A's run plus its own offset, `V` keys to 16 bytes. B's run
+    /// ends by position `tile + 3 (V - 1)`.
     #[inline(always)]
-    fn clamp<const FULL: bool>(&self, x: u32) -> u32 {
+    pub fn bulk<K>(self, a: *const K, b: *const K) -> Self {
+        let per_16 = keys_per_16_bytes(size_of::<K>()) as u32;
+        let offset = |run: *const K| (run.addr() % bulk::ALIGN / size_of::<K>()) as u32;
+        let a_at = offset(a.wrapping_add(self.a_start));
+        let b_at = (a_at + self.a_len).next_multiple_of(per_16) + offset(b.wrapping_add(self.b_start));
+        Self { a_at, b_at, ..self }
+    }
+
+    /// Tile position `x`, clamped to the tile's last key unless the tile is full.
+    #[inline(always)]
+    fn last_in_tile<const FULL: bool>(&self, x: u32) -> u32 {
         if FULL { x } else { x.min(self.c_len - 1) }
     }
 
-    /// Phase 1a: thread `tid`'s `ITEMS` keys of the tile, tile positions `tid + k * BLOCK`
+    /// Shared position `x`, clamped into the input buffer (of `input_keys` keys) unless the
+    /// tile is full: a partial tile's threads past its end merge garbage, which is dropped.
+    #[inline(always)]
+    fn clamp<const FULL: bool>(x: u32, input_keys: u32) -> u32 {
+        if FULL { x } else { x.min(input_keys - 1) }
+    }
+
+    /// Phase 1 on Hopper: the tile's keys land in shared memory (`keys`, the input buffer) at
+    /// the [`bulk`](Self::bulk) layout, without passing through registers. Thread 0
+    /// initialises `barrier`, announces the bytes to come and starts one bulk copy per run,
+    /// of its whole 16-byte units; threads `0 .. 4V` copy the fewer than `V` keys before and
+    /// after each run's units (A's head, A's tail, B's head, B's tail, `V` threads each). The
+    /// block then passes a barrier (for the initialisation and the copied keys) and waits on
+    /// `barrier`'s phase 0 (for the bulk copies).
+    ///
+    /// # Safety
+    /// `self` has the bulk layout for `a` and `b`, which hold the tile's keys; `keys` is the
+    /// block's input buffer in shared memory, of [`PathShape::input_keys`] keys and 16-byte
+    /// aligned; `barrier` is unused shared memory; the block has `BLOCK` threads.
+    #[inline(always)]
+    pub unsafe fn load_bulk<K: MergeKey, const BLOCK: usize>(
+        &self,
+        tid: u32,
+        a: *const K,
+        b: *const K,
+        keys: *mut K,
+        barrier: Barrier,
+    ) {
+        let per_16 = keys_per_16_bytes(size_of::<K>());
+        // Each run: where it starts in global and shared memory, its keys before the first
+        // 16-byte boundary, in whole 16-byte units, and after them.
+        let split = |src: *const K, len: u32, at: u32| {
+            let len = len as usize;
+            let head = ((per_16 - at as usize % per_16) % per_16).min(len);
+            let units = (len - head) / per_16 * per_16;
+            (src, keys.wrapping_add(at as usize), head, units, len - head - units)
+        };
+        let a_run = split(a.wrapping_add(self.a_start), self.a_len, self.a_at);
+        let b_run = split(b.wrapping_add(self.b_start), self.b_len, self.b_at);
+        // SAFETY: per the caller, every address below is inside a run and its place in the
+        // buffer; the bulk copies' ends are 16-byte aligned in both memories (same offsets).
+        unsafe {
+            if tid == 0 {
+                barrier.init();
+                barrier.arrive_expecting(((a_run.3 + b_run.3) * size_of::<K>()) as u32);
+                for (src, dst, head, units, _) in [a_run, b_run] {
+                    if units > 0 {
+                        barrier.copy(dst.add(head), src.add(head), (units * size_of::<K>()) as u32);
+                    }
+                }
+            }
+            // One pass when the block has `4V` threads or more (every shape the GPU runs).
+            for t in (tid as usize..4 * per_16).step_by(BLOCK) {
+                // (Chosen, not indexed: an indexed local array would live in local memory.)
+                let (src, dst, head, units, tail) = if t < 2 * per_16 { a_run } else { b_run };
+                let e = t % per_16;
+                let key = if (t / per_16) % 2 == 0 {
+                    (e < head).then_some(e)
+                } else {
+                    (e < tail).then_some(head + units + e)
+                };
+                if let Some(x) = key {
+                    *dst.add(x) = *src.add(x);
+                }
+            }
+        }
+    }
+
+    /// Phase 1a (before Hopper): thread `tid`'s `ITEMS` keys of the tile, tile positions `tid + k * BLOCK`
     /// (consecutive threads, consecutive keys): A's keys first, then B's. Every load is issued
     /// before any is used; in a partial tile, positions past its end read its last key again,
     /// and [`scatter`](Self::scatter) drops them.
@@ -103,7 +210,7 @@ impl PathTile {
         }
         // SAFETY: positions are clamped into the tile, whose keys lie in A and B.
         core::array::from_fn(|k| unsafe {
-            let x = self.clamp::<FULL>(tid + (k * BLOCK) as u32);
+            let x = self.last_in_tile::<FULL>(tid + (k * BLOCK) as u32);
             *if x < self.a_len { a_base } else { b_base }.wrapping_add(x as usize)
         })
     }
@@ -131,34 +238,47 @@ impl PathTile {
     }
 
     /// Phase 2: thread `tid` co-ranks the start of its `ITEMS` outputs, `tid * ITEMS`, in the
-    /// shared tile (32-bit), and merges them serially into registers: A's key when
-    /// `a_key <= b_key` (stable), then the next key of the run it came from. In a full tile the
-    /// next key may be the one past a run (B's first, or the spare key after the tile), never
-    /// used; in a partial tile reads are clamped, and outputs past its end are garbage that
-    /// [`scatter`](Self::scatter) drops.
+    /// shared tile (32-bit), merges them serially, A's key when `a_key <= b_key` (stable), then
+    /// the next key of the run it came from, and writes each output straight to position
+    /// `tid * ITEMS + k` of `merged` (no register holds the thread's outputs, which keeps the
+    /// kernel's register count, and so its occupancy, down). In a full tile the next key may
+    /// be the one past a run (a spare key, or B's first), never used; in a partial tile reads
+    /// are clamped into the input buffer and outputs past its end are dropped.
     ///
     /// # Safety
-    /// The tile's keys are in `tile` (A's, then B's), written by every thread before a barrier;
-    /// `tile` has room for one key past the tile.
+    /// The tile's keys are in `tile` at `a_at` and `b_at`, written before a barrier (and, for
+    /// a bulk load, its wait); `tile` is the input buffer of
+    /// [`PathShape::input_keys`]`(BLOCK × ITEMS, size_of::<K>())` keys; `merged` has room for
+    /// the tile, and no other thread accesses this thread's positions of it.
     #[inline(always)]
-    pub unsafe fn merge_thread<K: MergeKey, S: KeyReader<K>, const ITEMS: usize, const FULL: bool>(
+    pub unsafe fn merge_thread<
+        K: MergeKey,
+        S: KeyReader<K>,
+        W: KeyWriter<K>,
+        const BLOCK: usize,
+        const ITEMS: usize,
+        const FULL: bool,
+    >(
         &self,
         tid: u32,
         tile: S,
-    ) -> [K; ITEMS] {
-        let (a_len, b_len) = (self.a_len, self.b_len);
-        let diag = (tid * ITEMS as u32).min(self.c_len);
-        // SAFETY: B's keys start `a_len` into the tile; diag <= a_len + b_len; reads stay in
-        // the tile and the spare key after it (see above).
+        merged: W,
+    ) {
+        let (a_end, b_end) = (self.a_at + self.a_len, self.b_at + self.b_len);
+        let input_keys = PathShape::input_keys(BLOCK * ITEMS, size_of::<K>()) as u32;
+        let first = tid * ITEMS as u32;
+        let diag = first.min(self.c_len);
+        // SAFETY: diag <= a_len + b_len; reads stay in the input buffer (clamped, or one past
+        // a run, which the buffer's spare keys cover); writes are this thread's positions.
         unsafe {
-            let at = |x: u32| tile.load(self.clamp::<FULL>(x) as usize);
-            // `i` and `j` are tile positions: A's next key, and B's (which starts at `a_len`, so
-            // B is used up when `j` reaches `c_len`).
-            let mut i = co_rank_by(diag, tile, a_len, tile.skip(a_len as usize), b_len);
-            let mut j = a_len + (diag - i);
+            let at = |x: u32| tile.load(Self::clamp::<FULL>(x, input_keys) as usize);
+            let (a_run, b_run) = (tile.skip(self.a_at as usize), tile.skip(self.b_at as usize));
+            let rank = co_rank_by(diag, a_run, self.a_len, b_run, self.b_len);
+            // `i` and `j` are shared positions of A's next key and B's.
+            let (mut i, mut j) = (self.a_at + rank, self.b_at + (diag - rank));
             let (mut a_key, mut b_key) = (at(i), at(j));
-            core::array::from_fn(|_| {
-                let take_a = j >= self.c_len || (i < a_len && a_key <= b_key);
+            for k in 0..ITEMS as u32 {
+                let take_a = j >= b_end || (i < a_end && a_key <= b_key);
                 let key = if take_a { a_key } else { b_key };
                 let next = if take_a { i } else { j } + 1;
                 let next_key = at(next);
@@ -167,8 +287,10 @@ impl PathTile {
                 } else {
                     (b_key, j) = (next_key, next);
                 }
-                key
-            })
+                if FULL || first + k < self.c_len {
+                    merged.store((first + k) as usize, key);
+                }
+            }
         }
     }
 
@@ -212,8 +334,9 @@ impl PathTile {
         // SAFETY: reads are clamped into the tile; writes are inside it, per the check. All of
         // a thread's reads come before its writes.
         unsafe {
-            let keys: [K; ITEMS] =
-                core::array::from_fn(|k| tile.load(self.clamp::<false>(tid + (k * BLOCK) as u32) as usize));
+            let keys: [K; ITEMS] = core::array::from_fn(|k| {
+                tile.load(self.last_in_tile::<false>(tid + (k * BLOCK) as u32) as usize)
+            });
             self.scatter::<K, _, ITEMS, false>(keys, c, |k| tid + k * BLOCK as u32);
         }
     }
@@ -314,17 +437,34 @@ unsafe fn merge_tile<
     c: *mut K,
 ) {
     let tid = thread_idx_x();
-    // SAFETY: the shared buffer holds a tile and a spare key; barriers separate the phases
-    // that share it.
+    let key_bytes = size_of::<K>();
+    // SAFETY: shared memory holds the input buffer, the merged tile and the bulk loads'
+    // barrier (per the launch, `PathShape::shared_bytes`); a barrier separates each phase
+    // from the one that reads what it wrote.
     unsafe {
-        let shared = SharedKeys::<K>::at_offset(0);
-        let gathered = tile.gather::<K, BLOCK, ITEMS, FULL>(tid, a, b);
-        tile.scatter::<K, _, ITEMS, FULL>(gathered, shared, |k| tid + k * BLOCK as u32);
+        let keys = SharedKeys::<K>::at_offset(0);
+        let merged = SharedKeys::<K>::at_offset(PathShape::merged_offset(BLOCK * ITEMS, key_bytes));
+        let bulk_barrier = Barrier::at(
+            SharedKeys::<u64>::at_offset(PathShape::barrier_offset(BLOCK * ITEMS, key_bytes) / 8)
+                .as_mut_ptr(),
+        );
+        let tile = if cfg!(all(target_arch = "nvptx64", target_feature = "sm_90")) {
+            let tile = tile.bulk(a, b);
+            tile.load_bulk::<K, BLOCK>(tid, a, b, keys.as_mut_ptr(), bulk_barrier);
+            sync_threads();
+            bulk_barrier.wait(0);
+            tile
+        } else {
+            let gathered = tile.gather::<K, BLOCK, ITEMS, FULL>(tid, a, b);
+            tile.scatter::<K, _, ITEMS, FULL>(gathered, keys, |k| tid + k * BLOCK as u32);
+            sync_threads();
+            tile
+        };
+        tile.merge_thread::<K, _, _, BLOCK, ITEMS, FULL>(tid, keys, merged);
         sync_threads();
-        let merged = tile.merge_thread::<K, _, ITEMS, FULL>(tid, shared);
-        sync_threads();
-        tile.scatter::<K, _, ITEMS, FULL>(merged, shared, |k| tid * ITEMS as u32 + k);
-        sync_threads();
-        tile.store::<K, _, BLOCK, ITEMS, V, FULL>(tid, shared, c);
+        if cfg!(all(target_arch = "nvptx64", target_feature = "sm_90")) && tid == 0 {
+            bulk_barrier.invalidate();
+        }
+        tile.store::<K, _, BLOCK, ITEMS, V, FULL>(tid, merged, c);
     }
 }

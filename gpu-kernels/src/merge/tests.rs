@@ -9,9 +9,10 @@ use proptest::prelude::*;
 
 use super::tiles::{
     BLOCK_THREADS, COARSENING_SWEEP, ELEMENTS_PER_THREAD, PARTITION_THREADS, PATH_4_BYTE, PATH_8_BYTE,
-    TILE_SIZE, tile_size, tiled_block_range, tiled_blocks,
+    PathShape, TILE_SIZE, tile_size, tiled_block_range, tiled_blocks,
 };
 use super::*;
+use crate::device::bulk::Barrier;
 
 /// A key that remembers where it came from: ordered and compared by `key` only, so a merge
 /// that is not stable shows in the tags. Aligned to its 16 bytes, as the kernels' vector
@@ -463,12 +464,21 @@ fn exact<K: Exact>(run: &[K]) -> Vec<(i64, u64)> {
     run.iter().map(Exact::exact).collect()
 }
 
+/// How a merge-path block loads its tile: the gather through registers (before Hopper), or
+/// Hopper's bulk copies (here plain copies, thread by thread, at the same layout).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Load {
+    Gather,
+    Bulk,
+}
+
 /// The partition and the merge-path kernel with `BLOCK` threads of `ITEMS` outputs per tile
 /// (full tiles stored in vectors of `V` keys), every thread of every block in turn, phase by
 /// phase, with shared memory poisoned where a phase must not read. Returns the output.
 fn simulate_path<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usize>(
     a: &[K],
     b: &[K],
+    load: Load,
 ) -> Vec<K> {
     let (m, n) = (a.len(), b.len());
     let total = m + n;
@@ -489,9 +499,9 @@ fn simulate_path<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usiz
         assert_eq!(tile.a_len + tile.b_len, tile.c_len);
         // The kernel's one branch per block.
         if tile.c_len as usize == tile_size {
-            simulate_tile::<K, BLOCK, ITEMS, V, true>(&tile, a, b, &mut c);
+            simulate_tile::<K, BLOCK, ITEMS, V, true>(&tile, a, b, &mut c, load);
         } else {
-            simulate_tile::<K, BLOCK, ITEMS, V, false>(&tile, a, b, &mut c);
+            simulate_tile::<K, BLOCK, ITEMS, V, false>(&tile, a, b, &mut c, load);
         }
     }
     c
@@ -503,42 +513,59 @@ fn simulate_tile<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usiz
     a: &[K],
     b: &[K],
     c: &mut [K],
+    load: Load,
 ) {
-    // The tile and the spare key after it.
-    let mut shared = vec![K::POISON; BLOCK * ITEMS + 1];
+    // The input buffer: the runs and the spare keys after them.
+    let mut shared = vec![K::POISON; PathShape::input_keys(BLOCK * ITEMS, size_of::<K>())];
     let s = shared.as_mut_ptr();
     let threads = 0..BLOCK as u32;
-    // SAFETY (every phase): the tile's keys lie in the inputs; `shared` holds a tile and a
-    // spare key; the phases run in the kernel's order, every thread between two barriers.
-    let gathered: Vec<[K; ITEMS]> = threads
-        .clone()
-        .map(|tid| unsafe { tile.gather::<_, BLOCK, ITEMS, FULL>(tid, a.as_ptr(), b.as_ptr()) })
-        .collect();
-    for (tid, keys) in threads.clone().zip(gathered) {
-        unsafe { tile.scatter::<_, _, ITEMS, FULL>(keys, s, |k| tid + k * BLOCK as u32) };
+    // SAFETY (every phase): the tile's keys lie in the inputs; `shared` is the input buffer;
+    // the phases run in the kernel's order, every thread between two barriers.
+    let tile = match load {
+        Load::Gather => {
+            let gathered: Vec<[K; ITEMS]> = threads
+                .clone()
+                .map(|tid| unsafe { tile.gather::<_, BLOCK, ITEMS, FULL>(tid, a.as_ptr(), b.as_ptr()) })
+                .collect();
+            for (tid, keys) in threads.clone().zip(gathered) {
+                unsafe { tile.scatter::<_, _, ITEMS, FULL>(keys, s, |k| tid + k * BLOCK as u32) };
+            }
+            *tile
+        }
+        Load::Bulk => {
+            let tile = tile.bulk(a.as_ptr(), b.as_ptr());
+            let mut barrier_word = 0u64;
+            let barrier = unsafe { Barrier::at(&mut barrier_word) };
+            for tid in threads.clone() {
+                unsafe { tile.load_bulk::<_, BLOCK>(tid, a.as_ptr(), b.as_ptr(), s, barrier) };
+            }
+            tile
+        }
+    };
+    let (a_at, b_at) = (tile.a_at as usize, tile.b_at as usize);
+    let (a_end, b_end) = (a_at + tile.a_len as usize, b_at + tile.b_len as usize);
+    assert!(a_end <= b_at && b_end < shared.len(), "{tile:?}: runs overlap or leave no spare key");
+    let a_run = &a[tile.a_start..][..tile.a_len as usize];
+    let b_run = &b[tile.b_start..][..tile.b_len as usize];
+    assert_eq!(exact(&shared[a_at..a_end]), exact(a_run), "{tile:?}: A's keys");
+    assert_eq!(exact(&shared[b_at..b_end]), exact(b_run), "{tile:?}: B's keys");
+    let outside = shared[..a_at].iter().chain(&shared[a_end..b_at]).chain(&shared[b_end..]);
+    assert!(outside.map(Exact::exact).all(|k| k == K::POISON.exact()), "{tile:?}: wrote outside the runs");
+    // --- barrier ---
+    let mut merged = vec![K::POISON; BLOCK * ITEMS];
+    let out = merged.as_mut_ptr();
+    for tid in threads.clone() {
+        unsafe { tile.merge_thread::<_, _, _, BLOCK, ITEMS, FULL>(tid, s, out) };
     }
     let c_len = tile.c_len as usize;
-    let b_run = &b[tile.b_start..tile.b_start + tile.b_len as usize];
-    let expected_tile: Vec<_> =
-        a[tile.a_start..][..tile.a_len as usize].iter().chain(b_run).copied().collect();
-    assert_eq!(exact(&shared[..c_len]), exact(&expected_tile), "{tile:?}: gathered keys");
     assert_eq!(
-        exact(&shared[c_len..]),
-        exact(&vec![K::POISON; shared.len() - c_len]),
-        "{tile:?}: wrote past the tile"
+        exact(&merged[c_len..]),
+        exact(&vec![K::POISON; merged.len() - c_len]),
+        "{tile:?}: merged past the tile"
     );
     // --- barrier ---
-    let merged: Vec<[K; ITEMS]> =
-        threads.clone().map(|tid| unsafe { tile.merge_thread::<_, _, ITEMS, FULL>(tid, s) }).collect();
-    // --- barrier ---
-    shared.fill(K::POISON);
-    let s = shared.as_mut_ptr();
-    for (tid, keys) in threads.clone().zip(merged) {
-        unsafe { tile.scatter::<_, _, ITEMS, FULL>(keys, s, |k| tid * ITEMS as u32 + k) };
-    }
-    // --- barrier ---
     for tid in threads {
-        unsafe { tile.store::<_, _, BLOCK, ITEMS, V, FULL>(tid, s, c.as_mut_ptr()) };
+        unsafe { tile.store::<_, _, BLOCK, ITEMS, V, FULL>(tid, out, c.as_mut_ptr()) };
     }
 }
 
@@ -548,19 +575,37 @@ fn check_path(a: &[Tagged], b: &[Tagged]) {
     let expected = identity(&reference(a, b));
     let (m, n) = (a.len(), b.len());
     // Tagged keys are 16 bytes: one key per 16-byte vector.
-    assert_eq!(identity(&simulate_path::<_, 4, 3, 1>(a, b)), expected, "4×3, m {m}, n {n}");
-    assert_eq!(identity(&simulate_path::<_, 8, 16, 1>(a, b)), expected, "8×16, m {m}, n {n}");
-    assert_eq!(identity(&simulate_path::<_, 32, 7, 1>(a, b)), expected, "32×7, m {m}, n {n}");
-    assert_eq!(
-        identity(&simulate_path::<_, { PATH_4_BYTE.block_threads }, { PATH_4_BYTE.items }, 1>(a, b)),
-        expected,
-        "default 4-byte shape, m {m}, n {n}"
-    );
-    assert_eq!(
-        identity(&simulate_path::<_, { PATH_8_BYTE.block_threads }, { PATH_8_BYTE.items }, 1>(a, b)),
-        expected,
-        "default 8-byte shape, m {m}, n {n}"
-    );
+    for load in [Load::Gather, Load::Bulk] {
+        assert_eq!(
+            identity(&simulate_path::<_, 4, 3, 1>(a, b, load)),
+            expected,
+            "4×3 {load:?}, m {m}, n {n}"
+        );
+        assert_eq!(
+            identity(&simulate_path::<_, 8, 16, 1>(a, b, load)),
+            expected,
+            "8×16 {load:?}, m {m}, n {n}"
+        );
+        assert_eq!(
+            identity(&simulate_path::<_, 32, 7, 1>(a, b, load)),
+            expected,
+            "32×7 {load:?}, m {m}, n {n}"
+        );
+        assert_eq!(
+            identity(&simulate_path::<_, { PATH_4_BYTE.block_threads }, { PATH_4_BYTE.items }, 1>(
+                a, b, load
+            )),
+            expected,
+            "default 4-byte shape {load:?}, m {m}, n {n}"
+        );
+        assert_eq!(
+            identity(&simulate_path::<_, { PATH_8_BYTE.block_threads }, { PATH_8_BYTE.items }, 1>(
+                a, b, load
+            )),
+            expected,
+            "default 8-byte shape {load:?}, m {m}, n {n}"
+        );
+    }
 }
 
 #[test]
@@ -588,19 +633,43 @@ fn merge_path_merges_edge_sizes() {
 
 #[test]
 fn merge_path_stores_full_tiles_of_4_byte_keys_in_vectors_of_four() {
-    // u32 keys, as the GPU's i32/u32/f32 kernels: four keys per 16-byte store.
+    // u32 keys, as the GPU's i32/u32/f32 kernels: four keys per 16-byte store and bulk unit.
+    // The runs start 0 to 3 keys past an allocation's start, so the bulk load meets every
+    // offset from a 16-byte boundary, in A and in B, and peels heads and tails of every length.
     let t = PATH_4_BYTE.tile_size() as u32;
-    for (m, n) in [(t, 0), (3 * t + 5, 2 * t - 5), (7, 4 * t + 1)] {
-        let a: Vec<u32> = (0..m).map(|i| 3 * i).collect();
-        let b: Vec<u32> = (0..n).map(|j| 2 * j + 1).collect();
-        let mut expected = [a.clone(), b.clone()].concat();
-        expected.sort();
-        let c = simulate_path::<_, { PATH_4_BYTE.block_threads }, { PATH_4_BYTE.items }, 4>(&a, &b);
-        assert_eq!(c, expected, "m {m}, n {n}");
-        // A shape whose items are not a multiple of the vector: the last vector per thread
-        // is partly someone else's.
-        assert_eq!(simulate_path::<_, 8, 3, 4>(&a, &b), expected, "8×3, m {m}, n {n}");
+    for (m, n) in [(t, 0), (3 * t + 5, 2 * t - 5), (7, 4 * t + 1), (3, 2), (9, 0)] {
+        let a_all: Vec<u32> = (0..m + 3).map(|i| 3 * i).collect();
+        let b_all: Vec<u32> = (0..n + 3).map(|j| 2 * j + 1).collect();
+        for (a_skip, b_skip) in [(0, 0), (1, 2), (2, 3), (3, 1)] {
+            let (a, b) = (&a_all[a_skip..][..m as usize], &b_all[b_skip..][..n as usize]);
+            let mut expected = [a, b].concat();
+            expected.sort();
+            for load in [Load::Gather, Load::Bulk] {
+                let case = format!("{load:?}, m {m}, n {n}, skipping {a_skip} and {b_skip}");
+                let c =
+                    simulate_path::<_, { PATH_4_BYTE.block_threads }, { PATH_4_BYTE.items }, 4>(a, b, load);
+                assert_eq!(c, expected, "{case}");
+                // A shape whose items are not a multiple of the vector: the last vector per
+                // thread is partly someone else's.
+                assert_eq!(simulate_path::<_, 8, 3, 4>(a, b, load), expected, "8×3, {case}");
+            }
+        }
     }
+}
+
+#[test]
+fn the_bulk_layout_keeps_each_run_at_its_offset_from_16_bytes() {
+    let keys = [0u32; 64];
+    let base = keys.as_ptr();
+    // 4-byte keys; A's run starts at key 5 and B's at key 10 of the same allocation.
+    let tile = PathTile::new(0, 32, 32, 0, 20);
+    let tile = PathTile { a_start: 5, b_start: 10, ..tile };
+    let bulk = tile.bulk(base, base);
+    let offset = |key: usize| (base.wrapping_add(key).addr() % 16 / 4) as u32;
+    assert_eq!(bulk.a_at, offset(5));
+    assert_eq!(bulk.b_at % 4, offset(10));
+    assert!(bulk.b_at >= bulk.a_at + 20 && bulk.b_at < bulk.a_at + 20 + 4 + 4);
+    assert!(bulk.b_at + bulk.b_len < PathShape::input_keys(32, 4) as u32);
 }
 
 #[test]

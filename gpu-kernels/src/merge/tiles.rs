@@ -127,6 +127,12 @@ pub fn thread_range(tid: usize, c_tile: usize, elements_per_thread: usize) -> (u
     (c_curr, (c_curr + elements_per_thread).min(c_tile))
 }
 
+/// Keys of `key_bytes` bytes in 16 bytes (one for keys of 16 bytes or more): a vector load
+/// or store, and a bulk copy's unit.
+pub const fn keys_per_16_bytes(key_bytes: usize) -> usize {
+    if key_bytes < 16 { 16 / key_bytes } else { 1 }
+}
+
 /// A launch shape of the merge-path kernel (beyond the book, `merge/path.rs`): threads per
 /// block and outputs per thread. Each block merges exactly one tile of
 /// `block_threads × items` outputs, staged in that many keys of shared memory.
@@ -142,10 +148,40 @@ impl PathShape {
         self.block_threads * self.items
     }
 
-    /// Dynamic shared memory per block for keys of `key_bytes` bytes: the tile and one spare
-    /// key, which the serial merge of a full tile may read (and not use) past its runs.
+    /// Keys of the input buffer, the first part of a block's shared memory: the tile's keys
+    /// of A and B, each run wherever its load puts it (packed for the gather, each at its
+    /// global offset from a 16-byte boundary for the bulk load, which ends B's run by
+    /// `tile_size + 3 (V - 1)`, `V` keys to 16 bytes), and spare keys after them that the
+    /// serial merge of a full tile may read (and not use) one past a run.
+    pub const fn input_keys(tile_size: usize, key_bytes: usize) -> usize {
+        tile_size + 4 * keys_per_16_bytes(key_bytes)
+    }
+
+    /// Where the merged tile starts in shared memory, in keys of `key_bytes` bytes: after the
+    /// input buffer, rounded up to 16 bytes so that the merged tile can be read in 16-byte
+    /// vectors.
+    pub const fn merged_offset(tile_size: usize, key_bytes: usize) -> usize {
+        Self::input_keys(tile_size, key_bytes).next_multiple_of(keys_per_16_bytes(key_bytes))
+    }
+
+    /// Where the bulk loads' transaction barrier (8 bytes) is in shared memory, in bytes:
+    /// after the merged tile, 8-byte aligned.
+    pub const fn barrier_offset(tile_size: usize, key_bytes: usize) -> usize {
+        ((Self::merged_offset(tile_size, key_bytes) + tile_size) * key_bytes).next_multiple_of(8)
+    }
+
+    /// Dynamic shared memory per block for keys of `key_bytes` bytes: the input buffer
+    /// ([`input_keys`](Self::input_keys)), the merged tile
+    /// ([`merged_offset`](Self::merged_offset)) and the barrier
+    /// ([`barrier_offset`](Self::barrier_offset)).
     pub const fn shared_bytes(self, key_bytes: usize) -> usize {
-        (self.tile_size() + 1) * key_bytes
+        Self::barrier_offset(self.tile_size(), key_bytes) + 8
+    }
+
+    /// Whether a block of this shape fits in [`MAX_SHARED_BYTES`] with keys of `key_bytes`
+    /// bytes.
+    pub const fn fits(self, key_bytes: usize) -> bool {
+        self.shared_bytes(key_bytes) <= MAX_SHARED_BYTES
     }
 
     /// Tiles (blocks) of a merge of `total` outputs; zero for an empty merge.
@@ -155,14 +191,16 @@ impl PathShape {
 }
 
 /// The merge-path shape for 4-byte keys (i32, u32, f32), chosen by the sweep
-/// ([`PATH_SWEEP`]) at 2^27 + 2^27 keys on an H200: 256×15 and 128×15 were level (0.769 and
-/// 0.763 ms) and ahead of the rest by 1.3 % or more (docs/merge-h200.md).
-pub const PATH_4_BYTE: PathShape = PathShape { block_threads: 256, items: 15 };
+/// ([`PATH_SWEEP`]) at 2^27 + 2^27 keys on an H200 (Hopper build, docs/merge-h200.md): 256×23
+/// (0.595 ms) level with 256×19 (0.597) and ahead of 512×15 (0.602) and 256×15 (0.605). More
+/// outputs per thread amortise each thread's co-rank search, until the two tiles of shared
+/// memory per block cut the blocks per SM (4 at 256×23, 47 KB each).
+pub const PATH_4_BYTE: PathShape = PathShape { block_threads: 256, items: 23 };
 
-/// The merge-path shape for 8-byte keys (i64, f64), chosen by the same sweep: 256×23 (1.178
-/// ms) ahead of 128×19 and 256×19 (1.238) and of 256×11 (1.292); more keys per thread amortise
-/// each thread's co-rank search over more outputs.
-pub const PATH_8_BYTE: PathShape = PathShape { block_threads: 256, items: 23 };
+/// The merge-path shape for 8-byte keys (i64, f64), chosen by the same sweep: 256×11 (1.155
+/// ms) ahead of 256×15 (1.161), 128×19 (1.174) and 256×23 (1.180, 94 KB of shared memory per
+/// block: 2 blocks per SM).
+pub const PATH_8_BYTE: PathShape = PathShape { block_threads: 256, items: 11 };
 
 /// The merge-path shape for keys of `key_bytes` bytes.
 pub const fn path_shape(key_bytes: usize) -> PathShape {
@@ -171,7 +209,9 @@ pub const fn path_shape(key_bytes: usize) -> PathShape {
 
 /// The benchmarks' merge-path sweep (i32 and f64 keys): block sizes × outputs per thread,
 /// odd counts (no bank conflicts when a thread stages its outputs at `tid * items`) and one
-/// even count to show what the conflicts cost.
+/// even count to show what the conflicts cost. Those whose shared memory does not
+/// [`fit`](PathShape::fits) with 8-byte keys (512 × 15 and 512 × 19) are swept with 4-byte
+/// keys only.
 pub const PATH_SWEEP: [PathShape; 14] = {
     const fn s(block_threads: usize, items: usize) -> PathShape {
         PathShape { block_threads, items }
@@ -204,11 +244,25 @@ mod tests {
     #[test]
     fn merge_path_shapes_fit_in_shared_memory_and_include_the_defaults() {
         for shape in PATH_SWEEP {
-            assert!(shape.shared_bytes(8) <= MAX_SHARED_BYTES, "{shape:?}");
+            assert!(shape.fits(4), "{shape:?}");
+            assert_eq!(
+                shape.fits(8),
+                !matches!((shape.block_threads, shape.items), (512, 15 | 19)),
+                "{shape:?}"
+            );
             // Full tiles are stored in 16-byte vectors, so they start 16-byte aligned.
             assert_eq!(shape.tile_size() * 4 % 16, 0, "{shape:?}");
         }
         assert!(PATH_SWEEP.contains(&PATH_4_BYTE) && PATH_SWEEP.contains(&PATH_8_BYTE));
+        assert!(PATH_4_BYTE.fits(4) && PATH_8_BYTE.fits(8));
+        // The merged tile starts 16 bytes aligned, after the gathered tile and its spare key.
+        // The merged tile starts 16 bytes aligned, after the input buffer; the barrier after it.
+        assert_eq!(PathShape::merged_offset(3840, 4), 3856);
+        assert_eq!(PathShape::merged_offset(5888, 8), 5896);
+        assert_eq!(PathShape::merged_offset(12, 16), 16);
+        assert_eq!(PathShape::barrier_offset(3840, 4), (3856 + 3840) * 4);
+        assert_eq!(PathShape { block_threads: 256, items: 15 }.shared_bytes(4), (3856 + 3840) * 4 + 8);
+        assert_eq!(PathShape { block_threads: 4, items: 3 }.shared_bytes(16), (16 + 12) * 16 + 8);
         assert_eq!(path_shape(4), PATH_4_BYTE);
         assert_eq!(path_shape(8), PATH_8_BYTE);
         assert_eq!(PATH_4_BYTE.tiles(0), 0);

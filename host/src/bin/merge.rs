@@ -10,6 +10,7 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
+use host::gpu::PtxChoice;
 use host::merge::{
     Distribution, HostKey, MergeProblem, MergeVariant, check_sorted, first_difference, merge_reference,
 };
@@ -87,6 +88,11 @@ struct Args {
     /// GPU ordinal.
     #[arg(long, default_value_t = 0)]
     device: usize,
+    /// Which build of the kernels to load: auto (the Hopper build, sm_90, on GPUs of compute
+    /// capability 9.0 and up, else the portable one), portable (sm_70, on any GPU; to measure
+    /// what the Hopper build gains) or hopper.
+    #[arg(long, value_enum, default_value_t = PtxChoice::Auto)]
+    ptx: PtxChoice,
     /// Seed of the random inputs (default: a fresh one, printed).
     #[arg(long)]
     seed: Option<u64>,
@@ -459,7 +465,7 @@ fn run(args: &Args) -> Result<ExitCode> {
     }
     let dtype = files.as_ref().map_or(args.dtype, NpyInputs::dtype);
     preflight(args, m, n, dtype)?;
-    let gpu = Gpu::new(args.device)?;
+    let gpu = Gpu::with_ptx(args.device, args.ptx)?;
     let seed = args.seed.unwrap_or_else(random::fresh_seed);
     let rows = run_all(&gpu, args, files, seed)?;
     let gkeys = |r: &Row, ms: f64| r.keys as f64 / ms / 1e6;
@@ -478,7 +484,7 @@ fn run(args: &Args) -> Result<ExitCode> {
             .collect();
         let mut report = json!({
             "gpu": gpu.info.name, "compute_capability": gpu.info.compute_capability,
-            "driver_cuda_version": gpu.info.driver_cuda_version, "ptx_arch": host::gpu::PTX_ARCH,
+            "driver_cuda_version": gpu.info.driver_cuda_version, "ptx_arch": gpu.info.ptx_arch,
             "m": m, "n": n, "dist": args.dist.name(), "repeat": args.repeat, "seed": seed, "rows": rows,
         });
         if let (Some(a), Some(b)) = (&args.input_a, &args.input_b) {

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
 use gpu_kernels::stencil::{Coeffs, Grid3};
+use host::gpu::PtxChoice;
 use host::preflight::{self, StencilNeed};
 use host::progress::step;
 use host::report::{Table, gpu_line, parse_list, report_error, thousands};
@@ -70,6 +71,11 @@ struct Args {
     /// GPU ordinal.
     #[arg(long, default_value_t = 0)]
     device: usize,
+    /// Which build of the kernels to load: auto (the Hopper build, sm_90, on GPUs of compute
+    /// capability 9.0 and up, else the portable one), portable (sm_70, on any GPU; to measure
+    /// what the Hopper build gains) or hopper.
+    #[arg(long, value_enum, default_value_t = PtxChoice::Auto)]
+    ptx: PtxChoice,
     /// Seed of the random input (default: a fresh one, printed).
     #[arg(long)]
     seed: Option<u64>,
@@ -359,7 +365,7 @@ fn run(args: &Args) -> Result<ExitCode> {
     check_output(args, dtype)?;
     let grid = file.as_ref().map_or(args.grid, NpyGrid::grid);
     preflight(args, grid, dtype)?;
-    let gpu = Gpu::new(args.device)?;
+    let gpu = Gpu::with_ptx(args.device, args.ptx)?;
     let seed = args.seed.unwrap_or_else(random::fresh_seed);
     let rows = run_all(&gpu, args, file, dtype, seed)?;
     let Grid3 { nx, ny, nz } = grid;
@@ -378,7 +384,7 @@ fn run(args: &Args) -> Result<ExitCode> {
             .collect();
         let mut report = json!({
             "gpu": gpu.info.name, "compute_capability": gpu.info.compute_capability,
-            "driver_cuda_version": gpu.info.driver_cuda_version, "ptx_arch": host::gpu::PTX_ARCH,
+            "driver_cuda_version": gpu.info.driver_cuda_version, "ptx_arch": gpu.info.ptx_arch,
             "grid": { "nz": nz, "ny": ny, "nx": nx }, "steps": args.steps, "repeat": args.repeat,
             "coeffs": args.coeffs.0, "seed": seed, "rows": rows,
         });

@@ -23,9 +23,10 @@ pub fn default_shape(dtype: &str) -> PathShape {
     path_shape(key_bytes(dtype))
 }
 
-/// The benchmarks' sweep of shapes (built for i32 and f64 keys).
-pub fn sweep() -> &'static [PathShape] {
-    &PATH_SWEEP
+/// The benchmarks' sweep of shapes for `dtype` (built for i32 and f64 keys): those of
+/// [`PATH_SWEEP`] whose shared memory fits with its keys.
+pub fn sweep(dtype: &str) -> Vec<PathShape> {
+    PATH_SWEEP.into_iter().filter(|shape| shape.fits(key_bytes(dtype))).collect()
 }
 
 /// Every shape built for `dtype` (none for an unknown type).
@@ -130,11 +131,12 @@ mod tests {
             assert!(entry_point(default, dtype).is_ok(), "{dtype}");
         }
         for dtype in MergeVariant::SWEEP_KEY_TYPES {
-            for &shape in sweep() {
+            for shape in sweep(dtype) {
                 assert!(entry_point(shape, dtype).is_ok(), "{} {dtype}", Describe(shape));
             }
+            assert_eq!(sweep(dtype).len(), shapes(dtype).len(), "{dtype}");
         }
-        assert_eq!(entry_point(PATH_4_BYTE, "i32").unwrap(), "merge_path_b256_i15_i32");
+        assert_eq!(entry_point(PATH_4_BYTE, "i32").unwrap(), "merge_path_b256_i23_i32");
         assert_eq!(partition_entry_point("f64"), "merge_path_partition_f64");
     }
 
@@ -143,7 +145,7 @@ mod tests {
         let err = entry_point(PathShape { block_threads: 64, items: 3 }, "u32").unwrap_err();
         assert!(matches!(err, Error::BadArgument(_)));
         assert!(err.to_string().contains("no merge-path kernel 64x3 is built for u32 keys"), "{err}");
-        assert!(err.to_string().contains("256x15"), "{err}");
+        assert!(err.to_string().contains("256x23"), "{err}");
     }
 
     #[test]
@@ -153,7 +155,8 @@ mod tests {
         assert_eq!(plan.blocks, (1usize << 28).div_ceil(shape.tile_size()));
         assert_eq!(
             (plan.block_threads, plan.shared_mem_bytes),
-            (shape.block_threads, (shape.tile_size() + 1) * 4)
+            // The input buffer (the tile and 4 × 16 spare bytes), the merged tile, the barrier.
+            (shape.block_threads, (2 * shape.tile_size() + 16) * 4 + 8)
         );
         assert_eq!(plan.global_searchers, plan.blocks + 1);
         // The partition has a thread for each of the tiles + 1 co-ranks.
