@@ -376,6 +376,35 @@ fn merge_path_at_tile_edges_on_every_key_type_and_distribution() {
     check_path_tile_edges::<f64>(&gpu);
 }
 
+/// Merge path's default shape for `K` on inputs ending in runs of the greatest key (`MAX`,
+/// or infinity), the value of the end marks its serial merge reads past each run: where a
+/// thread's A is used up against B's greatest keys it takes marks instead, which must give the
+/// same bits. (Not u32: its greatest key is the all-ones poison.)
+fn check_path_greatest_keys<K: HostKey>(gpu: &Gpu) {
+    let t = path::default_shape(K::NAME).tile_size();
+    for (m, n, a_greatest, b_greatest) in
+        [(t, t, 40, 7), (3 * t + 1, 2 * t, 1, 2 * t), (5, 3 * t, 5, 2), (2 * t, 9, 2 * t, 9)]
+    {
+        let (mut a, mut b) = Distribution::Uniform.generate::<K>(m, n, 0x6a7).unwrap();
+        a[m - a_greatest..].fill(K::GREATEST);
+        b[n - b_greatest..].fill(K::GREATEST);
+        let expected = merge_reference(&a, &b);
+        let mut problem = MergeProblem::new(gpu, &a, &b).unwrap();
+        let what = format!("m = {m} ({a_greatest} greatest), n = {n} ({b_greatest} greatest)");
+        check_path_shape(&mut problem, path::default_shape(K::NAME), &expected, &what);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn merge_path_with_runs_of_the_greatest_key() {
+    let gpu = gpu();
+    check_path_greatest_keys::<i32>(&gpu);
+    check_path_greatest_keys::<i64>(&gpu);
+    check_path_greatest_keys::<f32>(&gpu);
+    check_path_greatest_keys::<f64>(&gpu);
+}
+
 /// Every built merge-path shape for `K` (the sweep's for i32 and f64) on edge sizes of each
 /// shape's tile, ties and disjoint runs, and an uneven merge over many tiles.
 fn check_path_sweep<K: HostKey>(gpu: &Gpu) {

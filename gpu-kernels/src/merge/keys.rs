@@ -11,17 +11,21 @@ use crate::device::SharedArray;
 pub trait MergeKey: Copy + PartialOrd + 'static {
     /// The name used in entry points and on the command line (`"i32"`, `"f64"`, …).
     const NAME: &'static str;
+    /// A key no other key is greater than (`MAX`, or infinity for floats): placed after a run,
+    /// it stands for "this run is used up" in a serial merge (every key `<=` it).
+    const GREATEST: Self;
 }
 
 macro_rules! merge_keys {
-    ($($t:ty),*) => {$(
+    ($($t:ident => $greatest:expr),*) => {$(
         impl MergeKey for $t {
             const NAME: &'static str = stringify!($t);
+            const GREATEST: Self = $greatest;
         }
     )*};
 }
 
-merge_keys!(i32, u32, i64, f32, f64);
+merge_keys!(i32 => i32::MAX, u32 => u32::MAX, i64 => i64::MAX, f32 => f32::INFINITY, f64 => f64::INFINITY);
 
 /// A run of keys somewhere in memory, indexed from 0.
 pub trait KeyRun: Copy {

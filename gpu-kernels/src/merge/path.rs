@@ -40,7 +40,7 @@
 
 use super::keys::{KeyReader, KeyWriter, MergeKey, SharedKeys};
 use super::sequential::co_rank_by;
-use super::tiles::{PathShape, keys_per_16_bytes};
+use super::tiles::{PathShape, a_end_marks, keys_per_16_bytes};
 use crate::device::bulk::{self, Barrier};
 use crate::device::store_global_16;
 use crate::device::thread::*;
@@ -67,39 +67,39 @@ pub struct PathTile {
 }
 
 impl PathTile {
-    /// Tile `tile` of a merge of `total` outputs in tiles of `tile_size`, from the co-ranks
-    /// of its first output (`a_curr`) and of the next tile's first (`a_next`), as the
-    /// partition kernel wrote them; in shared memory B's keys follow A's
+    /// Tile `tile` of a merge of `total` outputs in tiles of `shape`, from the co-ranks of its
+    /// first output (`a_curr`) and of the next tile's first (`a_next`), as the partition kernel
+    /// wrote them; in shared memory A's keys from position 0, B's after A's end marks
     /// ([`gather`](Self::gather)'s layout; [`bulk`](Self::bulk) moves them).
     #[inline(always)]
-    pub fn new(tile: usize, tile_size: usize, total: usize, a_curr: usize, a_next: usize) -> Self {
-        let c_start = (tile * tile_size).min(total);
-        let c_end = (c_start + tile_size).min(total);
+    pub fn new(tile: usize, shape: PathShape, total: usize, a_curr: usize, a_next: usize) -> Self {
+        let c_start = (tile * shape.tile_size()).min(total);
+        let c_end = (c_start + shape.tile_size()).min(total);
         let (a_len, c_len) = ((a_next - a_curr) as u32, (c_end - c_start) as u32);
-        let b_len = c_len - a_len;
         Self {
             a_start: a_curr,
             b_start: c_start - a_curr,
             c_start,
             a_len,
-            b_len,
+            b_len: c_len - a_len,
             c_len,
             a_at: 0,
-            b_at: a_len,
+            b_at: a_len + a_end_marks(shape.items) as u32,
         }
     }
 
     /// The layout of [`load_bulk`](Self::load_bulk) for keys of `K` at `a` and `b`: each run
     /// at the same offset from a 16-byte boundary in shared memory as in global memory (a
     /// bulk copy moves aligned 16-byte units), A's from position `a_at < V`, B's from the first
-    /// 16-byte boundary after A's run plus its own offset, `V` keys to 16 bytes. B's run
-    /// ends by position `tile + 3 (V - 1)`.
+    /// 16-byte boundary after A's run and its end marks, plus its own offset, `V` keys to 16
+    /// bytes.
     #[inline(always)]
-    pub fn bulk<K>(self, a: *const K, b: *const K) -> Self {
+    pub fn bulk<K>(self, shape: PathShape, a: *const K, b: *const K) -> Self {
         let per_16 = keys_per_16_bytes(size_of::<K>()) as u32;
         let offset = |run: *const K| (run.addr() % bulk::ALIGN / size_of::<K>()) as u32;
         let a_at = offset(a.wrapping_add(self.a_start));
-        let b_at = (a_at + self.a_len).next_multiple_of(per_16) + offset(b.wrapping_add(self.b_start));
+        let a_marks_end = a_at + self.a_len + a_end_marks(shape.items) as u32;
+        let b_at = a_marks_end.next_multiple_of(per_16) + offset(b.wrapping_add(self.b_start));
         Self { a_at, b_at, ..self }
     }
 
@@ -180,7 +180,7 @@ impl PathTile {
     /// Phase 1a (before Hopper): thread `tid`'s `ITEMS` keys of the tile, tile positions `tid + k * BLOCK`
     /// (consecutive threads, consecutive keys): A's keys first, then B's. Every load is issued
     /// before any is used; in a partial tile, positions past its end read its last key again,
-    /// and [`scatter`](Self::scatter) drops them.
+    /// and [`place`](Self::place) drops them.
     ///
     /// # Safety
     /// `a` and `b` hold the tile's keys; the tile is not empty, and full if `FULL`.
@@ -215,40 +215,68 @@ impl PathTile {
         })
     }
 
-    /// Phase 1b: thread `tid` writes the keys it gathered (or merged) to tile positions
-    /// `position(k)` of `tile`, those inside the tile only (all of them when it is full).
+    /// Phase 1b (before Hopper): thread `tid` writes the keys it [`gather`](Self::gather)ed
+    /// to the input buffer `tile`, tile position `x` (`tid + k * BLOCK`) at `a_at + x` if it
+    /// is A's, else at `b_at + x - a_len`; those inside the tile only (all when it is full).
     ///
     /// # Safety
-    /// `tile` has room for the tile's keys; no other thread accesses these positions
-    /// concurrently; every position is inside the tile if `FULL`.
+    /// `tile` is the input buffer for this tile's layout; no other thread accesses these
+    /// positions concurrently.
+    #[inline(always)]
+    pub unsafe fn place<
+        K: MergeKey,
+        S: KeyWriter<K>,
+        const BLOCK: usize,
+        const ITEMS: usize,
+        const FULL: bool,
+    >(
+        &self,
+        tid: u32,
+        keys: [K; ITEMS],
+        tile: S,
+    ) {
+        let b_shift = self.b_at - self.a_len;
+        let place = |x: u32| if x < self.a_len { self.a_at + x } else { x + b_shift };
+        // SAFETY: per the caller.
+        unsafe { self.scatter::<K, _, ITEMS, FULL>(keys, tile, |k| tid + k * BLOCK as u32, place) };
+    }
+
+    /// Writes `keys[k]` to `place(x)` of `out`, where `x = position(k)` is a tile position,
+    /// for the positions inside the tile only (all of them when it is full).
+    ///
+    /// # Safety
+    /// `out` has room for every place; no other thread accesses these places concurrently;
+    /// every position is inside the tile if `FULL`.
     #[inline(always)]
     pub unsafe fn scatter<K: MergeKey, S: KeyWriter<K>, const ITEMS: usize, const FULL: bool>(
         &self,
         keys: [K; ITEMS],
-        tile: S,
+        out: S,
         position: impl Fn(u32) -> u32,
+        place: impl Fn(u32) -> u32,
     ) {
         for (k, &key) in keys.iter().enumerate() {
             let x = position(k as u32);
             if FULL || x < self.c_len {
                 // SAFETY: x is inside the tile, per the check or the caller, and this thread's.
-                unsafe { tile.store(x as usize, key) };
+                unsafe { out.store(place(x) as usize, key) };
             }
         }
     }
 
     /// Phase 2: thread `tid` co-ranks the start of its `ITEMS` outputs, `tid * ITEMS`, in the
     /// shared tile (32-bit), merges them serially, A's key when `a_key <= b_key` (stable), then
-    /// the next key of the run it came from, and writes each output straight to position
+    /// the next key of the run it came from (past a run's last, the greatest keys that
+    /// [`mark_run_ends`](Self::mark_run_ends) put there), and writes each output straight to position
     /// `tid * ITEMS + k` of `merged` (no register holds the thread's outputs, which keeps the
     /// kernel's register count, and so its occupancy, down). In a full tile the next key may
     /// be the one past a run (a spare key, or B's first), never used; in a partial tile reads
     /// are clamped into the input buffer and outputs past its end are dropped.
     ///
     /// # Safety
-    /// The tile's keys are in `tile` at `a_at` and `b_at`, written before a barrier (and, for
-    /// a bulk load, its wait); `tile` is the input buffer of
-    /// [`PathShape::input_keys`]`(BLOCK × ITEMS, size_of::<K>())` keys; `merged` has room for
+    /// The tile's keys are in `tile` at `a_at` and `b_at`, each run's end marks after it,
+    /// written before a barrier (and, for a bulk load, its wait); `tile` is the input buffer of
+    /// [`PathShape::input_keys`] keys for this shape; `merged` has room for
     /// the tile, and no other thread accesses this thread's positions of it.
     #[inline(always)]
     pub unsafe fn merge_thread<
@@ -264,8 +292,8 @@ impl PathTile {
         tile: S,
         merged: W,
     ) {
-        let (a_end, b_end) = (self.a_at + self.a_len, self.b_at + self.b_len);
-        let input_keys = PathShape::input_keys(BLOCK * ITEMS, size_of::<K>()) as u32;
+        let shape = PathShape { block_threads: BLOCK, items: ITEMS };
+        let input_keys = shape.input_keys(size_of::<K>()) as u32;
         let first = tid * ITEMS as u32;
         let diag = first.min(self.c_len);
         // SAFETY: diag <= a_len + b_len; reads stay in the input buffer (clamped, or one past
@@ -274,11 +302,16 @@ impl PathTile {
             let at = |x: u32| tile.load(Self::clamp::<FULL>(x, input_keys) as usize);
             let (a_run, b_run) = (tile.skip(self.a_at as usize), tile.skip(self.b_at as usize));
             let rank = co_rank_by(diag, a_run, self.a_len, b_run, self.b_len);
-            // `i` and `j` are shared positions of A's next key and B's.
+            // `i` and `j` are shared positions of A's next key and B's. Each run is followed by
+            // the greatest key (`mark_run_ends`), so neither end needs a check: a used-up B
+            // reads as the greatest key, which every key of A is `<=`; a used-up A reads as
+            // the greatest key, which is `<=` a key of B only when that key is the greatest
+            // too, and then every output left is that same key (B is sorted), so taking the
+            // marks (up to `ITEMS`, all there are) gives the same bits.
             let (mut i, mut j) = (self.a_at + rank, self.b_at + (diag - rank));
             let (mut a_key, mut b_key) = (at(i), at(j));
             for k in 0..ITEMS as u32 {
-                let take_a = j >= b_end || (i < a_end && a_key <= b_key);
+                let take_a = a_key <= b_key;
                 let key = if take_a { a_key } else { b_key };
                 let next = if take_a { i } else { j } + 1;
                 let next_key = at(next);
@@ -291,6 +324,33 @@ impl PathTile {
                     merged.store((first + k) as usize, key);
                 }
             }
+        }
+    }
+
+    /// Phase 1c: the greatest key ([`MergeKey::GREATEST`]) after each run in shared memory:
+    /// [`a_end_marks`]`(ITEMS)` of them after A's (threads `0 ..` that many) and one after B's
+    /// (the next thread), where the serial merge reads them once a run is used up.
+    ///
+    /// # Safety
+    /// `tile` is the input buffer, with the runs at `a_at` and `b_at` and room for the marks
+    /// between and after them; no other thread accesses those positions before the barrier
+    /// that ends the load.
+    #[inline(always)]
+    pub unsafe fn mark_run_ends<K: MergeKey, S: KeyWriter<K>, const BLOCK: usize, const ITEMS: usize>(
+        &self,
+        tid: u32,
+        tile: S,
+    ) {
+        let a_marks = a_end_marks(ITEMS);
+        // One pass when the block has more threads than marks (every shape the GPU runs).
+        for t in (tid as usize..=a_marks).step_by(BLOCK) {
+            let x = if t < a_marks {
+                self.a_at as usize + self.a_len as usize + t
+            } else {
+                (self.b_at + self.b_len) as usize
+            };
+            // SAFETY: per the caller.
+            unsafe { tile.store(x, K::GREATEST) };
         }
     }
 
@@ -337,7 +397,7 @@ impl PathTile {
             let keys: [K; ITEMS] = core::array::from_fn(|k| {
                 tile.load(self.last_in_tile::<false>(tid + (k * BLOCK) as u32) as usize)
             });
-            self.scatter::<K, _, ITEMS, false>(keys, c, |k| tid + k * BLOCK as u32);
+            self.scatter::<K, _, ITEMS, false>(keys, c, |k| tid + k * BLOCK as u32, |x| x);
         }
     }
 }
@@ -404,9 +464,10 @@ pub unsafe fn merge_path<K: MergeKey, const BLOCK: usize, const ITEMS: usize, co
     splits: *const usize,
 ) {
     let tile_index = block_idx_x() as usize;
+    let shape = PathShape { block_threads: BLOCK, items: ITEMS };
     // SAFETY: the partition wrote `splits[tile]` and `splits[tile + 1]` for every launched tile.
     let tile = unsafe {
-        PathTile::new(tile_index, BLOCK * ITEMS, m + n, *splits.add(tile_index), *splits.add(tile_index + 1))
+        PathTile::new(tile_index, shape, m + n, *splits.add(tile_index), *splits.add(tile_index + 1))
     };
     // The same branch for the whole block: every tile but the last is full.
     // SAFETY: per the caller.
@@ -438,25 +499,26 @@ unsafe fn merge_tile<
 ) {
     let tid = thread_idx_x();
     let key_bytes = size_of::<K>();
+    let shape = PathShape { block_threads: BLOCK, items: ITEMS };
     // SAFETY: shared memory holds the input buffer, the merged tile and the bulk loads'
     // barrier (per the launch, `PathShape::shared_bytes`); a barrier separates each phase
     // from the one that reads what it wrote.
     unsafe {
         let keys = SharedKeys::<K>::at_offset(0);
-        let merged = SharedKeys::<K>::at_offset(PathShape::merged_offset(BLOCK * ITEMS, key_bytes));
-        let bulk_barrier = Barrier::at(
-            SharedKeys::<u64>::at_offset(PathShape::barrier_offset(BLOCK * ITEMS, key_bytes) / 8)
-                .as_mut_ptr(),
-        );
+        let merged = SharedKeys::<K>::at_offset(shape.merged_offset(key_bytes));
+        let bulk_barrier =
+            Barrier::at(SharedKeys::<u64>::at_offset(shape.barrier_offset(key_bytes) / 8).as_mut_ptr());
         let tile = if cfg!(all(target_arch = "nvptx64", target_feature = "sm_90")) {
-            let tile = tile.bulk(a, b);
+            let tile = tile.bulk(shape, a, b);
             tile.load_bulk::<K, BLOCK>(tid, a, b, keys.as_mut_ptr(), bulk_barrier);
+            tile.mark_run_ends::<K, _, BLOCK, ITEMS>(tid, keys);
             sync_threads();
             bulk_barrier.wait(0);
             tile
         } else {
             let gathered = tile.gather::<K, BLOCK, ITEMS, FULL>(tid, a, b);
-            tile.scatter::<K, _, ITEMS, FULL>(gathered, keys, |k| tid + k * BLOCK as u32);
+            tile.place::<K, _, BLOCK, ITEMS, FULL>(tid, gathered, keys);
+            tile.mark_run_ends::<K, _, BLOCK, ITEMS>(tid, keys);
             sync_threads();
             tile
         };

@@ -9,7 +9,7 @@ use proptest::prelude::*;
 
 use super::tiles::{
     BLOCK_THREADS, COARSENING_SWEEP, ELEMENTS_PER_THREAD, PARTITION_THREADS, PATH_4_BYTE, PATH_8_BYTE,
-    PathShape, TILE_SIZE, tile_size, tiled_block_range, tiled_blocks,
+    PathShape, TILE_SIZE, a_end_marks, tile_size, tiled_block_range, tiled_blocks,
 };
 use super::*;
 use crate::device::bulk::Barrier;
@@ -38,6 +38,7 @@ impl PartialOrd for Tagged {
 
 impl MergeKey for Tagged {
     const NAME: &'static str = "tagged";
+    const GREATEST: Self = Tagged { key: i64::MAX, tag: u64::MAX };
 }
 
 /// What an unwritten output or a stale buffer entry holds.
@@ -495,7 +496,8 @@ fn simulate_path<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usiz
     assert_eq!(splits[tiles + 1], usize::MAX, "the partition wrote past `tiles + 1`");
     let mut c = vec![K::POISON; total];
     for tile_index in 0..tiles {
-        let tile = PathTile::new(tile_index, tile_size, total, splits[tile_index], splits[tile_index + 1]);
+        let shape = PathShape { block_threads: BLOCK, items: ITEMS };
+        let tile = PathTile::new(tile_index, shape, total, splits[tile_index], splits[tile_index + 1]);
         assert_eq!(tile.a_len + tile.b_len, tile.c_len);
         // The kernel's one branch per block.
         if tile.c_len as usize == tile_size {
@@ -516,7 +518,8 @@ fn simulate_tile<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usiz
     load: Load,
 ) {
     // The input buffer: the runs and the spare keys after them.
-    let mut shared = vec![K::POISON; PathShape::input_keys(BLOCK * ITEMS, size_of::<K>())];
+    let shape = PathShape { block_threads: BLOCK, items: ITEMS };
+    let mut shared = vec![K::POISON; shape.input_keys(size_of::<K>())];
     let s = shared.as_mut_ptr();
     let threads = 0..BLOCK as u32;
     // SAFETY (every phase): the tile's keys lie in the inputs; `shared` is the input buffer;
@@ -528,12 +531,12 @@ fn simulate_tile<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usiz
                 .map(|tid| unsafe { tile.gather::<_, BLOCK, ITEMS, FULL>(tid, a.as_ptr(), b.as_ptr()) })
                 .collect();
             for (tid, keys) in threads.clone().zip(gathered) {
-                unsafe { tile.scatter::<_, _, ITEMS, FULL>(keys, s, |k| tid + k * BLOCK as u32) };
+                unsafe { tile.place::<_, _, BLOCK, ITEMS, FULL>(tid, keys, s) };
             }
             *tile
         }
         Load::Bulk => {
-            let tile = tile.bulk(a.as_ptr(), b.as_ptr());
+            let tile = tile.bulk(shape, a.as_ptr(), b.as_ptr());
             let mut barrier_word = 0u64;
             let barrier = unsafe { Barrier::at(&mut barrier_word) };
             for tid in threads.clone() {
@@ -542,14 +545,20 @@ fn simulate_tile<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usiz
             tile
         }
     };
+    for tid in threads.clone() {
+        unsafe { tile.mark_run_ends::<_, _, BLOCK, ITEMS>(tid, s) };
+    }
     let (a_at, b_at) = (tile.a_at as usize, tile.b_at as usize);
     let (a_end, b_end) = (a_at + tile.a_len as usize, b_at + tile.b_len as usize);
-    assert!(a_end <= b_at && b_end < shared.len(), "{tile:?}: runs overlap or leave no spare key");
+    let a_marks = a_end_marks(ITEMS);
+    assert!(a_end + a_marks <= b_at && b_end < shared.len(), "{tile:?}: no room for the end marks");
     let a_run = &a[tile.a_start..][..tile.a_len as usize];
     let b_run = &b[tile.b_start..][..tile.b_len as usize];
     assert_eq!(exact(&shared[a_at..a_end]), exact(a_run), "{tile:?}: A's keys");
     assert_eq!(exact(&shared[b_at..b_end]), exact(b_run), "{tile:?}: B's keys");
-    let outside = shared[..a_at].iter().chain(&shared[a_end..b_at]).chain(&shared[b_end..]);
+    let marks = shared[a_end..a_end + a_marks].iter().chain(&shared[b_end..=b_end]);
+    assert!(marks.map(Exact::exact).all(|k| k == K::GREATEST.exact()), "{tile:?}: end marks");
+    let outside = shared[..a_at].iter().chain(&shared[a_end + a_marks..b_at]).chain(&shared[b_end + 1..]);
     assert!(outside.map(Exact::exact).all(|k| k == K::POISON.exact()), "{tile:?}: wrote outside the runs");
     // --- barrier ---
     let mut merged = vec![K::POISON; BLOCK * ITEMS];
@@ -658,18 +667,46 @@ fn merge_path_stores_full_tiles_of_4_byte_keys_in_vectors_of_four() {
 }
 
 #[test]
+fn merge_path_merges_runs_of_the_greatest_key() {
+    // Keys equal to the end marks (u32::MAX): a thread whose A is used up takes marks in place
+    // of B's greatest keys, which must give the same bits; A's and B's tails of MAX, both long
+    // and short, across tile and thread edges.
+    let t = PATH_4_BYTE.tile_size() as u32;
+    for (m, n, a_max, b_max) in
+        [(t, t, 40, 7), (3 * t + 1, 2 * t, 1, 2 * t), (5, 3 * t, 5, 2), (2 * t, 9, 2 * t, 9)]
+    {
+        let run = |len: u32, max: u32, step: u32| -> Vec<u32> {
+            (0..len).map(|i| if i >= len - max.min(len) { u32::MAX } else { step * i }).collect()
+        };
+        let (a, b) = (run(m, a_max, 3), run(n, b_max, 2));
+        let mut expected = [a.as_slice(), b.as_slice()].concat();
+        expected.sort();
+        for load in [Load::Gather, Load::Bulk] {
+            let case = format!("{load:?}, m {m}, n {n}, {a_max} and {b_max} MAX");
+            let c = simulate_path::<_, { PATH_4_BYTE.block_threads }, { PATH_4_BYTE.items }, 4>(&a, &b, load);
+            assert_eq!(c, expected, "{case}");
+            assert_eq!(simulate_path::<_, 8, 3, 4>(&a, &b, load), expected, "8×3, {case}");
+        }
+    }
+}
+
+#[test]
 fn the_bulk_layout_keeps_each_run_at_its_offset_from_16_bytes() {
     let keys = [0u32; 64];
     let base = keys.as_ptr();
-    // 4-byte keys; A's run starts at key 5 and B's at key 10 of the same allocation.
-    let tile = PathTile::new(0, 32, 32, 0, 20);
+    // 4-byte keys, 8 threads × 4 outputs; A's run starts at key 5 and B's at key 10 of the
+    // same allocation.
+    let shape = PathShape { block_threads: 8, items: 4 };
+    let tile = PathTile::new(0, shape, 32, 0, 20);
+    assert_eq!((tile.a_at, tile.b_at), (0, 20 + 5), "packed: B after A's 5 end marks");
     let tile = PathTile { a_start: 5, b_start: 10, ..tile };
-    let bulk = tile.bulk(base, base);
+    let bulk = tile.bulk(shape, base, base);
     let offset = |key: usize| (base.wrapping_add(key).addr() % 16 / 4) as u32;
     assert_eq!(bulk.a_at, offset(5));
     assert_eq!(bulk.b_at % 4, offset(10));
-    assert!(bulk.b_at >= bulk.a_at + 20 && bulk.b_at < bulk.a_at + 20 + 4 + 4);
-    assert!(bulk.b_at + bulk.b_len < PathShape::input_keys(32, 4) as u32);
+    let a_marks_end = bulk.a_at + 20 + a_end_marks(4) as u32;
+    assert!(bulk.b_at >= a_marks_end && bulk.b_at < a_marks_end + 4 + 4);
+    assert!(bulk.b_at + bulk.b_len < shape.input_keys(4) as u32);
 }
 
 #[test]

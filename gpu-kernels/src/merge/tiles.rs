@@ -133,6 +133,13 @@ pub const fn keys_per_16_bytes(key_bytes: usize) -> usize {
     if key_bytes < 16 { 16 / key_bytes } else { 1 }
 }
 
+/// The greatest keys a merge-path block writes after A's run in shared memory, for threads of
+/// `items` outputs each: one per output and one more, so that a thread whose outputs run past
+/// A's last key reads only marks there (see `PathTile::merge_thread`).
+pub const fn a_end_marks(items: usize) -> usize {
+    items + 1
+}
+
 /// A launch shape of the merge-path kernel (beyond the book, `merge/path.rs`): threads per
 /// block and outputs per thread. Each block merges exactly one tile of
 /// `block_threads × items` outputs, staged in that many keys of shared memory.
@@ -149,25 +156,25 @@ impl PathShape {
     }
 
     /// Keys of the input buffer, the first part of a block's shared memory: the tile's keys
-    /// of A and B, each run wherever its load puts it (packed for the gather, each at its
-    /// global offset from a 16-byte boundary for the bulk load, which ends B's run by
-    /// `tile_size + 3 (V - 1)`, `V` keys to 16 bytes), and spare keys after them that the
-    /// serial merge of a full tile may read (and not use) one past a run.
-    pub const fn input_keys(tile_size: usize, key_bytes: usize) -> usize {
-        tile_size + 4 * keys_per_16_bytes(key_bytes)
+    /// of A and B, each run wherever its load puts it (A's from position 0 and B's after A's
+    /// end marks for the gather; each at its global offset from a 16-byte boundary for the bulk
+    /// load, `V` keys to 16 bytes), the [`a_end_marks`] greatest keys after A's run, and one
+    /// after B's. B's mark is at most at `tile + marks + 3V - 2`.
+    pub const fn input_keys(self, key_bytes: usize) -> usize {
+        self.tile_size() + a_end_marks(self.items) + 4 * keys_per_16_bytes(key_bytes)
     }
 
     /// Where the merged tile starts in shared memory, in keys of `key_bytes` bytes: after the
     /// input buffer, rounded up to 16 bytes so that the merged tile can be read in 16-byte
     /// vectors.
-    pub const fn merged_offset(tile_size: usize, key_bytes: usize) -> usize {
-        Self::input_keys(tile_size, key_bytes).next_multiple_of(keys_per_16_bytes(key_bytes))
+    pub const fn merged_offset(self, key_bytes: usize) -> usize {
+        self.input_keys(key_bytes).next_multiple_of(keys_per_16_bytes(key_bytes))
     }
 
     /// Where the bulk loads' transaction barrier (8 bytes) is in shared memory, in bytes:
     /// after the merged tile, 8-byte aligned.
-    pub const fn barrier_offset(tile_size: usize, key_bytes: usize) -> usize {
-        ((Self::merged_offset(tile_size, key_bytes) + tile_size) * key_bytes).next_multiple_of(8)
+    pub const fn barrier_offset(self, key_bytes: usize) -> usize {
+        ((self.merged_offset(key_bytes) + self.tile_size()) * key_bytes).next_multiple_of(8)
     }
 
     /// Dynamic shared memory per block for keys of `key_bytes` bytes: the input buffer
@@ -175,7 +182,7 @@ impl PathShape {
     /// ([`merged_offset`](Self::merged_offset)) and the barrier
     /// ([`barrier_offset`](Self::barrier_offset)).
     pub const fn shared_bytes(self, key_bytes: usize) -> usize {
-        Self::barrier_offset(self.tile_size(), key_bytes) + 8
+        self.barrier_offset(key_bytes) + 8
     }
 
     /// Whether a block of this shape fits in [`MAX_SHARED_BYTES`] with keys of `key_bytes`
@@ -212,7 +219,7 @@ pub const fn path_shape(key_bytes: usize) -> PathShape {
 /// even count to show what the conflicts cost. Those whose shared memory does not
 /// [`fit`](PathShape::fits) with 8-byte keys (512 × 15 and 512 × 19) are swept with 4-byte
 /// keys only.
-pub const PATH_SWEEP: [PathShape; 14] = {
+pub const PATH_SWEEP: [PathShape; 15] = {
     const fn s(block_threads: usize, items: usize) -> PathShape {
         PathShape { block_threads, items }
     }
@@ -226,6 +233,7 @@ pub const PATH_SWEEP: [PathShape; 14] = {
         s(256, 15),
         s(256, 16),
         s(256, 19),
+        s(256, 21),
         s(256, 23),
         s(512, 7),
         s(512, 11),
@@ -257,14 +265,14 @@ mod tests {
         assert!(PATH_4_BYTE.fits(4) && PATH_8_BYTE.fits(8));
         // The merged tile starts 16 bytes aligned, after the gathered tile and its spare key.
         // The merged tile starts 16 bytes aligned, after the input buffer; the barrier after it.
-        assert_eq!(PathShape::merged_offset(3840, 4), 3856);
-        assert_eq!(PathShape::merged_offset(5888, 8), 5896);
-        assert_eq!(PathShape::merged_offset(12, 16), 16);
-        assert_eq!(PathShape::barrier_offset(3840, 4), (3856 + 3840) * 4);
-        assert_eq!(PathShape { block_threads: 256, items: 15 }.shared_bytes(4), (3856 + 3840) * 4 + 8);
-        assert_eq!(PathShape { block_threads: 4, items: 3 }.shared_bytes(16), (16 + 12) * 16 + 8);
-        assert_eq!(path_shape(4), PATH_4_BYTE);
-        assert_eq!(path_shape(8), PATH_8_BYTE);
+        let s256x15 = PathShape { block_threads: 256, items: 15 };
+        assert_eq!(s256x15.input_keys(4), 3840 + 16 + 16);
+        assert_eq!(s256x15.merged_offset(4), 3872);
+        assert_eq!(s256x15.barrier_offset(4), (3872 + 3840) * 4);
+        assert_eq!(s256x15.shared_bytes(4), (3872 + 3840) * 4 + 8);
+        assert_eq!(PathShape { block_threads: 256, items: 11 }.merged_offset(8), 2816 + 12 + 8);
+        let tiny = PathShape { block_threads: 4, items: 3 };
+        assert_eq!((tiny.merged_offset(16), tiny.shared_bytes(16)), (20, (20 + 12) * 16 + 8));
         assert_eq!(PATH_4_BYTE.tiles(0), 0);
         assert_eq!(PATH_4_BYTE.tiles(1), 1);
         assert_eq!(PATH_4_BYTE.tiles(PATH_4_BYTE.tile_size() + 1), 2);

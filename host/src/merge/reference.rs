@@ -55,6 +55,7 @@ mod tests {
 
     impl MergeKey for Tagged {
         const NAME: &'static str = "tagged";
+        const GREATEST: Self = Tagged { key: i32::MAX, tag: usize::MAX };
     }
 
     proptest! {
