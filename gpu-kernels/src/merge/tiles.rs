@@ -198,14 +198,15 @@ impl PathShape {
 }
 
 /// The merge-path shape for 4-byte keys (i32, u32, f32), chosen by the sweep
-/// ([`PATH_SWEEP`]) at 2^27 + 2^27 keys on an H200 (Hopper build, docs/merge-h200.md): 256×23
-/// (0.595 ms) level with 256×19 (0.597) and ahead of 512×15 (0.602) and 256×15 (0.605). More
-/// outputs per thread amortise each thread's co-rank search, until the two tiles of shared
-/// memory per block cut the blocks per SM (4 at 256×23, 47 KB each).
-pub const PATH_4_BYTE: PathShape = PathShape { block_threads: 256, items: 23 };
+/// ([`PATH_SWEEP`]) at 2^27 + 2^27 keys on an H200 (Hopper build, docs/merge-h200.md): 256×21
+/// (0.587 ms) level with 256×23 (0.591) and ahead of 512×15 (0.594), 256×19 (0.595) and
+/// 256×15 (0.605). More outputs per thread amortise each thread's co-rank search, until the
+/// two tiles of shared memory per block cut the blocks per SM: 5 at 256×21 (42 KB each), 4
+/// at 256×23.
+pub const PATH_4_BYTE: PathShape = PathShape { block_threads: 256, items: 21 };
 
-/// The merge-path shape for 8-byte keys (i64, f64), chosen by the same sweep: 256×11 (1.155
-/// ms) ahead of 256×15 (1.161), 128×19 (1.174) and 256×23 (1.180, 94 KB of shared memory per
+/// The merge-path shape for 8-byte keys (i64, f64), chosen by the same sweep: 256×11 (1.154
+/// ms) ahead of 256×15 (1.159), 128×19 (1.172) and 256×23 (1.173, 94 KB of shared memory per
 /// block: 2 blocks per SM).
 pub const PATH_8_BYTE: PathShape = PathShape { block_threads: 256, items: 11 };
 

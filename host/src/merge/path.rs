@@ -136,7 +136,7 @@ mod tests {
             }
             assert_eq!(sweep(dtype).len(), shapes(dtype).len(), "{dtype}");
         }
-        assert_eq!(entry_point(PATH_4_BYTE, "i32").unwrap(), "merge_path_b256_i23_i32");
+        assert_eq!(entry_point(PATH_4_BYTE, "i32").unwrap(), "merge_path_b256_i21_i32");
         assert_eq!(partition_entry_point("f64"), "merge_path_partition_f64");
     }
 
@@ -145,7 +145,7 @@ mod tests {
         let err = entry_point(PathShape { block_threads: 64, items: 3 }, "u32").unwrap_err();
         assert!(matches!(err, Error::BadArgument(_)));
         assert!(err.to_string().contains("no merge-path kernel 64x3 is built for u32 keys"), "{err}");
-        assert!(err.to_string().contains("256x23"), "{err}");
+        assert!(err.to_string().contains("256x21"), "{err}");
     }
 
     #[test]
@@ -157,7 +157,7 @@ mod tests {
             (plan.block_threads, plan.shared_mem_bytes),
             // The input buffer (the tile, A's end marks, 4 × 16 spare bytes), the merged tile,
             // the barrier.
-            (shape.block_threads, (2 * shape.tile_size() + 24 + 16) * 4 + 8)
+            (shape.block_threads, (2 * shape.tile_size() + 22 + 16 + 2) * 4 + 8)
         );
         assert_eq!(plan.global_searchers, plan.blocks + 1);
         // The partition has a thread for each of the tiles + 1 co-ranks.

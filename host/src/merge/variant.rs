@@ -415,7 +415,7 @@ mod tests {
         let path = MergeVariant::default();
         assert_eq!((path, path.name()), (MergeVariant::Path, "merge-path"));
         assert_eq!("merge-path".parse::<MergeVariant>().unwrap(), path);
-        assert_eq!(path.entry_point("i32"), "merge_path_b256_i23_i32");
+        assert_eq!(path.entry_point("i32"), "merge_path_b256_i21_i32");
         assert!(path.coarsenings("i32").is_empty());
         for err in [
             path.entry_point_with_coarsening("i32", ELEMENTS_PER_THREAD).unwrap_err(),
