@@ -353,6 +353,19 @@ pub mod bulk {
         address
     }
 
+    /// Orders this thread's earlier accesses of shared memory (and, after a block-wide
+    /// barrier, the block's) before its later bulk copies into it (`fence.proxy.async`): bulk
+    /// copies run in the copy engine's "async proxy", which plain loads and stores do not
+    /// order with. Needed before a buffer that threads have read is refilled by a bulk copy.
+    #[inline(always)]
+    pub fn fence_before_bulk_copies() {
+        #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+        // SAFETY: a fence has no operands.
+        unsafe {
+            core::arch::asm!("fence.proxy.async.shared::cta;", options(nostack, preserves_flags))
+        }
+    }
+
     /// A transaction barrier: 8 bytes of shared memory, 8-byte aligned.
     #[derive(Clone, Copy)]
     pub struct Barrier {

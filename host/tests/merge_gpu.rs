@@ -438,7 +438,7 @@ fn every_merge_path_shape_of_the_sweep_matches_the_reference() {
 fn merge_path_shapes_not_built_are_refused() {
     let gpu = gpu();
     let mut problem = MergeProblem::new(&gpu, &[1u32, 4], &[2, 3]).unwrap();
-    for shape in [PathShape { block_threads: 128, items: 7 }, PathShape { block_threads: 2048, items: 1 }] {
+    for shape in [PathShape::new(128, 7), PathShape::new(2048, 1), PathShape::new(128, 7).pipelined()] {
         let err = problem.run_path(shape).unwrap_err();
         assert!(matches!(err, Error::BadArgument(_)), "{shape:?}: {err}");
     }

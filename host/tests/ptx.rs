@@ -65,10 +65,12 @@ fn ptx_contains_every_merge_entry_point_of_the_coarsening_sweep() {
             "{entry} is in the PTX but not in kernels::entry_points"
         );
     }
-    // Merge path: a partition per key type, the sweep's 15 shapes for i32 and the 13 of them
-    // that fit in shared memory with f64, the default for the other three.
-    assert_eq!(launched.iter().filter(|l| l.starts_with("merge_path_")).count(), 5 + 15 + 13 + 3);
-    assert_eq!(launched.iter().filter(|l| l.starts_with("merge_")).count(), 15 + 15 + 36);
+    // Merge path: a partition per key type, the sweep's 15 one-tile and 5 pipelined shapes for
+    // i32 and the 13 and 4 of them that fit in shared memory with f64, the default for the
+    // other three.
+    assert_eq!(launched.iter().filter(|l| l.starts_with("merge_path_")).count(), 5 + 20 + 17 + 3);
+    assert_eq!(launched.iter().filter(|l| l.starts_with("merge_path_pipelined_")).count(), 5 + 4);
+    assert_eq!(launched.iter().filter(|l| l.starts_with("merge_")).count(), 15 + 15 + 45);
 }
 
 #[test]

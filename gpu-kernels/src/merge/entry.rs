@@ -64,15 +64,18 @@ merge_entry_points! {
 }
 
 /// Stamps out the merge-path kernels for each key type: the partition
-/// `merge_path_partition_<t>(a, m, b, n, tile_size, splits)` and the merge
-/// `merge_path_b<BLOCK>_i<ITEMS>_<t>(a, m, b, n, c, splits)` for each `(BLOCK, ITEMS)` listed,
-/// and the list itself as `$list` for the host.
+/// `merge_path_partition_<t>(a, m, b, n, tile_size, splits)`, the merge
+/// `merge_path_b<BLOCK>_i<ITEMS>_<t>(a, m, b, n, c, splits)` for each `(BLOCK, ITEMS)` listed
+/// first, the pipelined merge `merge_path_pipelined_b<BLOCK>_i<ITEMS>_<t>(…)` for each listed
+/// after `pipelined`, and all the shapes as `$list` for the host.
 macro_rules! path_entry_points {
-    ($($list:ident: $t:ident => [$(($block:literal, $items:literal)),* $(,)?];)*) => {$(
+    ($($list:ident: $t:ident => [$(($block:literal, $items:literal)),* $(,)?]
+        pipelined [$(($p_block:literal, $p_items:literal)),* $(,)?];)*) => {$(
         #[doc = concat!("Every merge-path shape built for `", stringify!($t), "` keys.")]
-        pub const $list: &[super::tiles::PathShape] = &[$(
-            super::tiles::PathShape { block_threads: $block, items: $items }
-        ),*];
+        pub const $list: &[super::tiles::PathShape] = &[
+            $(super::tiles::PathShape::new($block, $items),)*
+            $(super::tiles::PathShape::new($p_block, $p_items).pipelined(),)*
+        ];
 
         #[cfg(target_arch = "nvptx64")]
         #[unsafe(no_mangle)]
@@ -102,9 +105,30 @@ macro_rules! path_entry_points {
                 splits: *const u64,
             ) {
                 // SAFETY: the host runs the partition for this tile size first, and launches
-                // one block of `BLOCK` threads per tile with a tile of shared memory.
+                // one block of `BLOCK` threads per tile with its shared memory.
                 unsafe {
                     super::merge_path::<$t, $block, $items, { 16 / size_of::<$t>() }>(
+                        a, m as usize, b, n as usize, c, splits.cast(),
+                    )
+                }
+            }
+        )*
+        $(
+            #[cfg(target_arch = "nvptx64")]
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn ${concat(merge_path_pipelined_b, $p_block, _i, $p_items, _, $t)}(
+                a: *const $t,
+                m: u64,
+                b: *const $t,
+                n: u64,
+                c: *mut $t,
+                splits: *const u64,
+            ) {
+                // SAFETY: the host runs the partition for this tile size first, and launches
+                // blocks of `BLOCK` threads, no more than there are tiles, with the pipelined
+                // shape's shared memory.
+                unsafe {
+                    super::merge_path_pipelined::<$t, $p_block, $p_items, { 16 / size_of::<$t>() }>(
                         a, m as usize, b, n as usize, c, splits.cast(),
                     )
                 }
@@ -114,18 +138,18 @@ macro_rules! path_entry_points {
 }
 
 // The defaults (`tiles::PATH_4_BYTE`, `PATH_8_BYTE`) for every key type, and the benchmarks'
-// sweep (`tiles::PATH_SWEEP`) for i32 and f64 keys (for f64, the shapes that fit in shared
-// memory).
+// sweeps (`tiles::PATH_SWEEP`, `PATH_PIPELINED_SWEEP`) for i32 and f64 keys (for f64, the
+// shapes that fit in shared memory).
 path_entry_points! {
     PATH_SHAPES_I32: i32 => [
         (128, 7), (128, 11), (128, 15), (128, 19), (256, 7), (256, 11), (256, 15), (256, 16),
         (256, 19), (256, 21), (256, 23), (512, 7), (512, 11), (512, 15), (512, 19),
-    ];
-    PATH_SHAPES_U32: u32 => [(256, 21)];
-    PATH_SHAPES_F32: f32 => [(256, 21)];
-    PATH_SHAPES_I64: i64 => [(256, 11)];
+    ] pipelined [(128, 15), (128, 21), (256, 11), (256, 15), (256, 21)];
+    PATH_SHAPES_U32: u32 => [(256, 21)] pipelined [];
+    PATH_SHAPES_F32: f32 => [(256, 21)] pipelined [];
+    PATH_SHAPES_I64: i64 => [(256, 11)] pipelined [];
     PATH_SHAPES_F64: f64 => [
         (128, 7), (128, 11), (128, 15), (128, 19), (256, 7), (256, 11), (256, 15), (256, 16),
         (256, 19), (256, 21), (256, 23), (512, 7), (512, 11),
-    ];
+    ] pipelined [(128, 15), (128, 21), (256, 11), (256, 15)];
 }

@@ -13,7 +13,9 @@
 //!   part of each tile and load only what was consumed.
 //!
 //! Beyond the book, [`merge_path`] (Green, McColl & Bader 2012) is the kernel to run for speed:
-//! a partition kernel co-ranks every tile once, and each block merges exactly one tile.
+//! a partition kernel co-ranks every tile once, and each block merges exactly one tile;
+//! [`merge_path_pipelined`] has each block merge a series of tiles with the next one's load in
+//! flight.
 //!
 //! The book's three are thread-coarsened (12.8): `C` outputs per thread between its two co-ranks,
 //! a const generic of every kernel. The main entry points use [`tiles::ELEMENTS_PER_THREAD`];
@@ -25,6 +27,7 @@ mod circular_buffer;
 mod entry;
 mod keys;
 mod path;
+mod pipelined;
 mod sequential;
 mod tiled;
 pub mod tiles;
@@ -38,5 +41,6 @@ pub use circular_buffer::{Circular, co_rank_circular, merge_sequential_circular}
 pub use entry::{PATH_SHAPES_F32, PATH_SHAPES_F64, PATH_SHAPES_I32, PATH_SHAPES_I64, PATH_SHAPES_U32};
 pub use keys::{KeyReader, KeyRun, KeyWriter, MergeKey, SharedKeys};
 pub use path::{PathTile, merge_path, merge_path_partition, merge_path_partition_thread};
+pub use pipelined::{block_tiles, merge_path_pipelined, pipeline_slot};
 pub use sequential::{RankIndex, co_rank, co_rank_by, merge_sequential, merge_sequential_by};
 pub use tiled::{TileBuffers, TiledBlock, merge_tiled};

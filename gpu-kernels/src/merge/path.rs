@@ -118,7 +118,7 @@ impl PathTile {
 
     /// Phase 1 on Hopper: the tile's keys land in shared memory (`keys`, the input buffer) at
     /// the [`bulk`](Self::bulk) layout, without passing through registers. Thread 0
-    /// initialises `barrier`, announces the bytes to come and starts one bulk copy per run,
+    /// announces the bytes to come on `barrier` and starts one bulk copy per run,
     /// of its whole 16-byte units; threads `0 .. 4V` copy the fewer than `V` keys before and
     /// after each run's units (A's head, A's tail, B's head, B's tail, `V` threads each). The
     /// block then passes a barrier (for the initialisation and the copied keys) and waits on
@@ -127,7 +127,9 @@ impl PathTile {
     /// # Safety
     /// `self` has the bulk layout for `a` and `b`, which hold the tile's keys; `keys` is the
     /// block's input buffer in shared memory, of [`PathShape::input_keys`] keys and 16-byte
-    /// aligned; `barrier` is unused shared memory; the block has `BLOCK` threads.
+    /// aligned, which no thread reads until the phase of `barrier` this starts completes;
+    /// `barrier` is initialised, and visible as such to thread 0; the block has `BLOCK`
+    /// threads.
     #[inline(always)]
     pub unsafe fn load_bulk<K: MergeKey, const BLOCK: usize>(
         &self,
@@ -152,7 +154,6 @@ impl PathTile {
         // buffer; the bulk copies' ends are 16-byte aligned in both memories (same offsets).
         unsafe {
             if tid == 0 {
-                barrier.init();
                 barrier.arrive_expecting(((a_run.3 + b_run.3) * size_of::<K>()) as u32);
                 for (src, dst, head, units, _) in [a_run, b_run] {
                     if units > 0 {
@@ -292,7 +293,7 @@ impl PathTile {
         tile: S,
         merged: W,
     ) {
-        let shape = PathShape { block_threads: BLOCK, items: ITEMS };
+        let shape = PathShape::new(BLOCK, ITEMS);
         let input_keys = shape.input_keys(size_of::<K>()) as u32;
         let first = tid * ITEMS as u32;
         let diag = first.min(self.c_len);
@@ -450,8 +451,8 @@ pub unsafe fn merge_path_partition<K: MergeKey>(
 /// # Safety
 /// As [`merge_path_partition`], whose `splits` (for this tile size) this launch reads; `c`
 /// has room for `m + n` keys, overlaps neither input and is 16-byte aligned; `BLOCK × ITEMS` is
-/// a multiple of `V`; the launch has `BLOCK` threads per block, one block per tile, and
-/// `BLOCK × ITEMS + 1` keys of dynamic shared memory ([`PathShape::shared_bytes`]).
+/// a multiple of `V`; the launch has `BLOCK` threads per block, one block per tile, and the
+/// dynamic shared memory of [`PathShape::shared_bytes`].
 ///
 /// [`PathShape::shared_bytes`]: super::tiles::PathShape::shared_bytes
 #[inline(always)]
@@ -464,12 +465,31 @@ pub unsafe fn merge_path<K: MergeKey, const BLOCK: usize, const ITEMS: usize, co
     splits: *const usize,
 ) {
     let tile_index = block_idx_x() as usize;
-    let shape = PathShape { block_threads: BLOCK, items: ITEMS };
-    // SAFETY: the partition wrote `splits[tile]` and `splits[tile + 1]` for every launched tile.
+    // SAFETY: per the caller; the partition wrote the splits of every launched tile.
+    unsafe { merge_one_tile::<K, BLOCK, ITEMS, V>(tile_index, a, m, b, n, c, splits) }
+}
+
+/// Tile `tile_index` of the merge, by this block: its bounds from `splits`, then
+/// [`merge_tile`], full or not (the same branch for the whole block: every tile but the last
+/// is full).
+///
+/// # Safety
+/// As [`merge_path`], for a tile of the merge; the block's shared memory is free.
+#[inline(always)]
+pub(super) unsafe fn merge_one_tile<K: MergeKey, const BLOCK: usize, const ITEMS: usize, const V: usize>(
+    tile_index: usize,
+    a: *const K,
+    m: usize,
+    b: *const K,
+    n: usize,
+    c: *mut K,
+    splits: *const usize,
+) {
+    let shape = PathShape::new(BLOCK, ITEMS);
+    // SAFETY: the partition wrote `splits[tile]` and `splits[tile + 1]` for every tile.
     let tile = unsafe {
         PathTile::new(tile_index, shape, m + n, *splits.add(tile_index), *splits.add(tile_index + 1))
     };
-    // The same branch for the whole block: every tile but the last is full.
     // SAFETY: per the caller.
     unsafe {
         if tile.c_len as usize == BLOCK * ITEMS {
@@ -499,7 +519,7 @@ unsafe fn merge_tile<
 ) {
     let tid = thread_idx_x();
     let key_bytes = size_of::<K>();
-    let shape = PathShape { block_threads: BLOCK, items: ITEMS };
+    let shape = PathShape::new(BLOCK, ITEMS);
     // SAFETY: shared memory holds the input buffer, the merged tile and the bulk loads'
     // barrier (per the launch, `PathShape::shared_bytes`); a barrier separates each phase
     // from the one that reads what it wrote.
@@ -510,6 +530,9 @@ unsafe fn merge_tile<
             Barrier::at(SharedKeys::<u64>::at_offset(shape.barrier_offset(key_bytes) / 8).as_mut_ptr());
         let tile = if cfg!(all(target_arch = "nvptx64", target_feature = "sm_90")) {
             let tile = tile.bulk(shape, a, b);
+            if tid == 0 {
+                bulk_barrier.init();
+            }
             tile.load_bulk::<K, BLOCK>(tid, a, b, keys.as_mut_ptr(), bulk_barrier);
             tile.mark_run_ends::<K, _, BLOCK, ITEMS>(tid, keys);
             sync_threads();

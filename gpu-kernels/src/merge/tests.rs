@@ -496,7 +496,7 @@ fn simulate_path<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usiz
     assert_eq!(splits[tiles + 1], usize::MAX, "the partition wrote past `tiles + 1`");
     let mut c = vec![K::POISON; total];
     for tile_index in 0..tiles {
-        let shape = PathShape { block_threads: BLOCK, items: ITEMS };
+        let shape = PathShape::new(BLOCK, ITEMS);
         let tile = PathTile::new(tile_index, shape, total, splits[tile_index], splits[tile_index + 1]);
         assert_eq!(tile.a_len + tile.b_len, tile.c_len);
         // The kernel's one branch per block.
@@ -518,7 +518,7 @@ fn simulate_tile<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usiz
     load: Load,
 ) {
     // The input buffer: the runs and the spare keys after them.
-    let shape = PathShape { block_threads: BLOCK, items: ITEMS };
+    let shape = PathShape::new(BLOCK, ITEMS);
     let mut shared = vec![K::POISON; shape.input_keys(size_of::<K>())];
     let s = shared.as_mut_ptr();
     let threads = 0..BLOCK as u32;
@@ -696,7 +696,7 @@ fn the_bulk_layout_keeps_each_run_at_its_offset_from_16_bytes() {
     let base = keys.as_ptr();
     // 4-byte keys, 8 threads × 4 outputs; A's run starts at key 5 and B's at key 10 of the
     // same allocation.
-    let shape = PathShape { block_threads: 8, items: 4 };
+    let shape = PathShape::new(8, 4);
     let tile = PathTile::new(0, shape, 32, 0, 20);
     assert_eq!((tile.a_at, tile.b_at), (0, 20 + 5), "packed: B after A's 5 end marks");
     let tile = PathTile { a_start: 5, b_start: 10, ..tile };

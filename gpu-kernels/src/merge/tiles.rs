@@ -141,15 +141,39 @@ pub const fn a_end_marks(items: usize) -> usize {
 }
 
 /// A launch shape of the merge-path kernel (beyond the book, `merge/path.rs`): threads per
-/// block and outputs per thread. Each block merges exactly one tile of
-/// `block_threads × items` outputs, staged in that many keys of shared memory.
+/// block and outputs per thread; a tile is `block_threads × items` outputs. Unless `pipelined`,
+/// each block merges exactly one tile; a pipelined block (`merge/pipelined.rs`) merges every
+/// `grid`-th tile from its own, with the next tile's load in flight while it merges one, in
+/// two input buffers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct PathShape {
     pub block_threads: usize,
     pub items: usize,
+    pub pipelined: bool,
 }
 
 impl PathShape {
+    /// A one-tile-per-block shape.
+    pub const fn new(block_threads: usize, items: usize) -> Self {
+        Self { block_threads, items, pipelined: false }
+    }
+
+    /// The same tile, merged by pipelined blocks.
+    pub const fn pipelined(self) -> Self {
+        Self { pipelined: true, ..self }
+    }
+
+    /// Input buffers per block: two when pipelined (one being merged, one being loaded).
+    pub const fn input_buffers(self) -> usize {
+        if self.pipelined { 2 } else { 1 }
+    }
+
+    /// Where input buffer `buffer` starts in shared memory, in keys of `key_bytes` bytes:
+    /// every buffer is [`input_keys`](Self::input_keys) long, rounded up to 16 bytes.
+    pub const fn input_offset(self, buffer: usize, key_bytes: usize) -> usize {
+        buffer * self.input_keys(key_bytes).next_multiple_of(keys_per_16_bytes(key_bytes))
+    }
+
     /// Outputs per tile, and keys of shared memory per block.
     pub const fn tile_size(self) -> usize {
         self.block_threads * self.items
@@ -165,24 +189,23 @@ impl PathShape {
     }
 
     /// Where the merged tile starts in shared memory, in keys of `key_bytes` bytes: after the
-    /// input buffer, rounded up to 16 bytes so that the merged tile can be read in 16-byte
-    /// vectors.
+    /// input buffers, 16-byte aligned so that the merged tile can be read in 16-byte vectors.
     pub const fn merged_offset(self, key_bytes: usize) -> usize {
-        self.input_keys(key_bytes).next_multiple_of(keys_per_16_bytes(key_bytes))
+        self.input_offset(self.input_buffers(), key_bytes)
     }
 
-    /// Where the bulk loads' transaction barrier (8 bytes) is in shared memory, in bytes:
-    /// after the merged tile, 8-byte aligned.
+    /// Where the bulk loads' transaction barriers (8 bytes each, one per input buffer) are in
+    /// shared memory, in bytes: after the merged tile, 8-byte aligned.
     pub const fn barrier_offset(self, key_bytes: usize) -> usize {
         ((self.merged_offset(key_bytes) + self.tile_size()) * key_bytes).next_multiple_of(8)
     }
 
-    /// Dynamic shared memory per block for keys of `key_bytes` bytes: the input buffer
-    /// ([`input_keys`](Self::input_keys)), the merged tile
-    /// ([`merged_offset`](Self::merged_offset)) and the barrier
+    /// Dynamic shared memory per block for keys of `key_bytes` bytes: the input buffers
+    /// ([`input_offset`](Self::input_offset)), the merged tile
+    /// ([`merged_offset`](Self::merged_offset)) and the barriers
     /// ([`barrier_offset`](Self::barrier_offset)).
     pub const fn shared_bytes(self, key_bytes: usize) -> usize {
-        self.barrier_offset(key_bytes) + 8
+        self.barrier_offset(key_bytes) + 8 * self.input_buffers()
     }
 
     /// Whether a block of this shape fits in [`MAX_SHARED_BYTES`] with keys of `key_bytes`
@@ -203,12 +226,12 @@ impl PathShape {
 /// 256×15 (0.605). More outputs per thread amortise each thread's co-rank search, until the
 /// two tiles of shared memory per block cut the blocks per SM: 5 at 256×21 (42 KB each), 4
 /// at 256×23.
-pub const PATH_4_BYTE: PathShape = PathShape { block_threads: 256, items: 21 };
+pub const PATH_4_BYTE: PathShape = PathShape::new(256, 21);
 
 /// The merge-path shape for 8-byte keys (i64, f64), chosen by the same sweep: 256×11 (1.154
 /// ms) ahead of 256×15 (1.159), 128×19 (1.172) and 256×23 (1.173, 94 KB of shared memory per
 /// block: 2 blocks per SM).
-pub const PATH_8_BYTE: PathShape = PathShape { block_threads: 256, items: 11 };
+pub const PATH_8_BYTE: PathShape = PathShape::new(256, 11);
 
 /// The merge-path shape for keys of `key_bytes` bytes.
 pub const fn path_shape(key_bytes: usize) -> PathShape {
@@ -222,7 +245,7 @@ pub const fn path_shape(key_bytes: usize) -> PathShape {
 /// keys only.
 pub const PATH_SWEEP: [PathShape; 15] = {
     const fn s(block_threads: usize, items: usize) -> PathShape {
-        PathShape { block_threads, items }
+        PathShape::new(block_threads, items)
     }
     [
         s(128, 7),
@@ -242,6 +265,17 @@ pub const PATH_SWEEP: [PathShape; 15] = {
         s(512, 19),
     ]
 };
+
+/// The benchmarks' sweep of pipelined merge-path shapes (i32 and f64 keys; f64 where they
+/// fit): three tiles of shared memory per block (two input buffers and the merged tile), so
+/// smaller tiles than the one-tile-per-block defaults.
+pub const PATH_PIPELINED_SWEEP: [PathShape; 5] = [
+    PathShape::new(128, 15).pipelined(),
+    PathShape::new(128, 21).pipelined(),
+    PathShape::new(256, 11).pipelined(),
+    PathShape::new(256, 15).pipelined(),
+    PathShape::new(256, 21).pipelined(),
+];
 
 /// Threads per block of the merge-path partition kernel (one co-rank per thread).
 pub const PARTITION_THREADS: usize = 256;
@@ -266,14 +300,22 @@ mod tests {
         assert!(PATH_4_BYTE.fits(4) && PATH_8_BYTE.fits(8));
         // The merged tile starts 16 bytes aligned, after the gathered tile and its spare key.
         // The merged tile starts 16 bytes aligned, after the input buffer; the barrier after it.
-        let s256x15 = PathShape { block_threads: 256, items: 15 };
+        let s256x15 = PathShape::new(256, 15);
         assert_eq!(s256x15.input_keys(4), 3840 + 16 + 16);
         assert_eq!(s256x15.merged_offset(4), 3872);
         assert_eq!(s256x15.barrier_offset(4), (3872 + 3840) * 4);
         assert_eq!(s256x15.shared_bytes(4), (3872 + 3840) * 4 + 8);
-        assert_eq!(PathShape { block_threads: 256, items: 11 }.merged_offset(8), 2816 + 12 + 8);
-        let tiny = PathShape { block_threads: 4, items: 3 };
+        assert_eq!(PathShape::new(256, 11).merged_offset(8), 2816 + 12 + 8);
+        let tiny = PathShape::new(4, 3);
         assert_eq!((tiny.merged_offset(16), tiny.shared_bytes(16)), (20, (20 + 12) * 16 + 8));
+        // Pipelined: two input buffers, each 16-byte aligned, then the merged tile, two barriers.
+        let piped = s256x15.pipelined();
+        assert_eq!((piped.input_offset(1, 4), piped.merged_offset(4)), (3872, 2 * 3872));
+        assert_eq!(piped.shared_bytes(4), (2 * 3872 + 3840) * 4 + 16);
+        for shape in PATH_PIPELINED_SWEEP {
+            assert!(shape.pipelined && shape.fits(4), "{shape:?}");
+            assert_eq!(shape.fits(8), shape.tile_size() < 256 * 21, "{shape:?}");
+        }
         assert_eq!(PATH_4_BYTE.tiles(0), 0);
         assert_eq!(PATH_4_BYTE.tiles(1), 1);
         assert_eq!(PATH_4_BYTE.tiles(PATH_4_BYTE.tile_size() + 1), 2);

@@ -5,7 +5,9 @@
 use std::fmt;
 
 use cudarc::driver::LaunchConfig;
-use gpu_kernels::merge::tiles::{MAX_SHARED_BYTES, PARTITION_THREADS, PATH_SWEEP, PathShape, path_shape};
+use gpu_kernels::merge::tiles::{
+    MAX_SHARED_BYTES, PARTITION_THREADS, PATH_PIPELINED_SWEEP, PATH_SWEEP, PathShape, path_shape,
+};
 use gpu_kernels::merge::{
     PATH_SHAPES_F32, PATH_SHAPES_F64, PATH_SHAPES_I32, PATH_SHAPES_I64, PATH_SHAPES_U32,
 };
@@ -24,9 +26,9 @@ pub fn default_shape(dtype: &str) -> PathShape {
 }
 
 /// The benchmarks' sweep of shapes for `dtype` (built for i32 and f64 keys): those of
-/// [`PATH_SWEEP`] whose shared memory fits with its keys.
+/// [`PATH_SWEEP`] and [`PATH_PIPELINED_SWEEP`] whose shared memory fits with its keys.
 pub fn sweep(dtype: &str) -> Vec<PathShape> {
-    PATH_SWEEP.into_iter().filter(|shape| shape.fits(key_bytes(dtype))).collect()
+    PATH_SWEEP.into_iter().chain(PATH_PIPELINED_SWEEP).filter(|shape| shape.fits(key_bytes(dtype))).collect()
 }
 
 /// Every shape built for `dtype` (none for an unknown type).
@@ -51,8 +53,9 @@ pub fn entry_point(shape: PathShape, dtype: &str) -> Result<String> {
             built.join(", ")
         )));
     }
-    let PathShape { block_threads, items } = shape;
-    Ok(format!("merge_path_b{block_threads}_i{items}_{dtype}"))
+    let PathShape { block_threads, items, pipelined } = shape;
+    let kind = if pipelined { "pipelined_" } else { "" };
+    Ok(format!("merge_path_{kind}b{block_threads}_i{items}_{dtype}"))
 }
 
 /// The partition kernel for `dtype`.
@@ -61,11 +64,19 @@ pub fn partition_entry_point(dtype: &str) -> String {
 }
 
 /// How the merge kernel of `shape` is launched for `m + n` keys of `key_bytes` bytes: one
-/// block per tile, a tile of keys in shared memory. Its partition runs
-/// [`partition_config`]`(plan.blocks)` first; every tile's block co-ranks nothing in global
-/// memory, the partition's `tiles + 1` threads do.
-pub fn plan(shape: PathShape, m: usize, n: usize, key_bytes: usize) -> Result<MergePlan> {
-    let PathShape { block_threads, items } = shape;
+/// block per tile, or for a pipelined shape as many as are resident on the GPU at once
+/// (`resident_blocks`, from the occupancy calculator; ignored for one-tile shapes) and no more
+/// than the tiles. Its partition
+/// runs [`partition_config`]`(tiles)` first; no block co-ranks in global memory, the
+/// partition's `tiles + 1` threads do.
+pub fn plan(
+    shape: PathShape,
+    m: usize,
+    n: usize,
+    key_bytes: usize,
+    resident_blocks: usize,
+) -> Result<MergePlan> {
+    let PathShape { block_threads, items, pipelined } = shape;
     if block_threads == 0 || block_threads > 1024 || items == 0 {
         return Err(Error::BadArgument(format!(
             "a merge-path block needs 1 to 1024 threads and at least one output per thread, not {}",
@@ -86,13 +97,14 @@ pub fn plan(shape: PathShape, m: usize, n: usize, key_bytes: usize) -> Result<Me
             "the merge-path merge of {m} + {n} keys would need {tiles} blocks, over CUDA's limit of {MAX_GRID_X}"
         )));
     }
+    let blocks = if pipelined { tiles.min(resident_blocks.max(1)) } else { tiles };
     Ok(MergePlan {
         variant: MergeVariant::Path,
         elements_per_thread: items,
         outputs_per_thread: items,
         block_threads,
-        threads: tiles * block_threads,
-        blocks: tiles,
+        threads: blocks * block_threads,
+        blocks,
         global_searchers: if tiles == 0 { 0 } else { tiles + 1 },
         shared_searchers: tiles * block_threads,
         shared_mem_bytes,
@@ -108,13 +120,15 @@ pub fn partition_config(tiles: usize) -> LaunchConfig {
     }
 }
 
-/// A shape as the sweep names it: `256x15` (threads per block × outputs per thread).
+/// A shape as the sweep names it: `256x15` (threads per block × outputs per thread), and
+/// `256x15-pipelined` for a pipelined one.
 #[derive(Clone, Copy, Debug)]
 pub struct Describe(pub PathShape);
 
 impl fmt::Display for Describe {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}x{}", self.0.block_threads, self.0.items)
+        let PathShape { block_threads, items, pipelined } = self.0;
+        write!(f, "{block_threads}x{items}{}", if pipelined { "-pipelined" } else { "" })
     }
 }
 
@@ -134,7 +148,7 @@ mod tests {
             for shape in sweep(dtype) {
                 assert!(entry_point(shape, dtype).is_ok(), "{} {dtype}", Describe(shape));
             }
-            assert_eq!(sweep(dtype).len(), shapes(dtype).len(), "{dtype}");
+            assert_eq!(sweep(dtype), shapes(dtype), "{dtype}");
         }
         assert_eq!(entry_point(PATH_4_BYTE, "i32").unwrap(), "merge_path_b256_i21_i32");
         assert_eq!(partition_entry_point("f64"), "merge_path_partition_f64");
@@ -142,7 +156,7 @@ mod tests {
 
     #[test]
     fn shapes_not_built_are_bad_arguments_naming_the_built_ones() {
-        let err = entry_point(PathShape { block_threads: 64, items: 3 }, "u32").unwrap_err();
+        let err = entry_point(PathShape::new(64, 3), "u32").unwrap_err();
         assert!(matches!(err, Error::BadArgument(_)));
         assert!(err.to_string().contains("no merge-path kernel 64x3 is built for u32 keys"), "{err}");
         assert!(err.to_string().contains("256x21"), "{err}");
@@ -151,7 +165,7 @@ mod tests {
     #[test]
     fn plans_cover_the_output_in_tiles_and_refuse_impossible_shapes() {
         let shape = PATH_4_BYTE;
-        let plan = plan(shape, 1 << 27, 1 << 27, 4).unwrap();
+        let plan = plan(shape, 1 << 27, 1 << 27, 4, 1).unwrap();
         assert_eq!(plan.blocks, (1usize << 28).div_ceil(shape.tile_size()));
         assert_eq!(
             (plan.block_threads, plan.shared_mem_bytes),
@@ -162,18 +176,27 @@ mod tests {
         assert_eq!(plan.global_searchers, plan.blocks + 1);
         // The partition has a thread for each of the tiles + 1 co-ranks.
         assert!(partition_config(plan.blocks).grid_dim.0 as usize * PARTITION_THREADS > plan.blocks);
-        let empty = super::plan(shape, 0, 0, 4).unwrap();
+        let empty = super::plan(shape, 0, 0, 4, 1).unwrap();
         assert_eq!((empty.blocks, empty.global_searchers), (0, 0));
         assert!(empty.launch_config().is_none());
-        assert_eq!(super::plan(shape, 1, 0, 8).unwrap().blocks, 1);
-        let huge = PathShape { block_threads: 1024, items: 15 };
-        assert!(matches!(super::plan(huge, 1, 1, 8), Err(Error::BadArgument(_))));
-        assert!(matches!(
-            super::plan(PathShape { block_threads: 0, items: 1 }, 1, 1, 4),
-            Err(Error::BadArgument(_))
-        ));
-        assert!(super::plan(shape, usize::MAX, 1, 4).is_err());
+        assert_eq!(super::plan(shape, 1, 0, 8, 1).unwrap().blocks, 1);
+        let huge = PathShape::new(1024, 15);
+        assert!(matches!(super::plan(huge, 1, 1, 8, 1), Err(Error::BadArgument(_))));
+        assert!(matches!(super::plan(PathShape::new(0, 1), 1, 1, 4, 1), Err(Error::BadArgument(_))));
+        assert!(super::plan(shape, usize::MAX, 1, 4, 1).is_err());
+        // A pipelined shape launches the resident blocks, at most one per tile, and keeps the
+        // partition's tiles + 1 co-ranks.
+        let piped = PathShape::new(256, 15).pipelined();
+        let resident = super::plan(piped, 1 << 27, 1 << 27, 4, 528).unwrap();
+        assert_eq!((resident.blocks, resident.threads), (528, 528 * 256));
+        assert_eq!(resident.global_searchers, piped.tiles(1 << 28) + 1);
+        assert_eq!(super::plan(piped, 5000, 0, 4, 528).unwrap().blocks, 2);
+        assert_eq!(Describe(piped).to_string(), "256x15-pipelined");
+        assert_eq!(
+            entry_point(PathShape::new(256, 15).pipelined(), "f64").unwrap(),
+            "merge_path_pipelined_b256_i15_f64"
+        );
         // Totals past 2^32 fit the grid.
-        assert!(super::plan(shape, (1 << 32) + 5, 1 << 31, 8).unwrap().blocks > 1 << 20);
+        assert!(super::plan(shape, (1 << 32) + 5, 1 << 31, 8, 1).unwrap().blocks > 1 << 20);
     }
 }

@@ -122,14 +122,28 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
     pub fn run_path(&mut self, shape: PathShape) -> Result<f64> {
         let merge = self.gpu.function(&path::entry_point(shape, K::NAME)?)?;
         let partition = self.gpu.function(&path::partition_entry_point(K::NAME))?;
-        let plan = path::plan(shape, self.m, self.n, size_of::<K>())?;
         let label = format!("merge-path {} {}", K::NAME, path::Describe(shape));
-        allow_shared_memory(&merge, plan.shared_mem_bytes, &label)?;
+        let shared_mem_bytes = shape.shared_bytes(size_of::<K>());
+        allow_shared_memory(&merge, shared_mem_bytes, &label)?;
+        // A pipelined shape launches the blocks that fit on the GPU at once.
+        let resident_blocks = if shape.pipelined {
+            let per_sm = merge
+                .occupancy_max_active_blocks_per_multiprocessor(
+                    shape.block_threads as u32,
+                    shared_mem_bytes,
+                    None,
+                )
+                .context(|| format!("asking how many {label} blocks fit on an SM"))?;
+            per_sm as usize * self.gpu.info.multiprocessors.max(1) as usize
+        } else {
+            0
+        };
+        let plan = path::plan(shape, self.m, self.n, size_of::<K>(), resident_blocks)?;
         let Some(config) = plan.launch_config() else {
             // An empty merge launches nothing.
             return self.time_launches(&label, |_, _| Ok(()));
         };
-        let tiles = plan.blocks;
+        let tiles = shape.tiles(self.m + self.n);
         if self.splits.as_ref().is_none_or(|s| s.len() < tiles + 1) {
             self.splits = None;
             self.splits = Some(self.gpu.alloc::<u64>(tiles + 1)?);
@@ -147,9 +161,10 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
                 .context(|| format!("launching the {label} partition"))?;
             let mut launch = stream.launch_builder(&merge);
             launch.arg(a).arg(m).arg(b).arg(n).arg(c).arg(&splits);
-            // SAFETY: `merge_path_b<B>_i<I>_<t>(a, m, b, n, c, splits)`: the partition above, on
-            // the same stream, wrote the splits of this tile size; one block of B threads per
-            // tile, a tile of keys of shared memory (opted in above past 48 KiB).
+            // SAFETY: `merge_path_[pipelined_]b<B>_i<I>_<t>(a, m, b, n, c, splits)`: the
+            // partition above, on the same stream, wrote the splits of this tile size; blocks of
+            // B threads, one per tile (or, pipelined, no more than the tiles), with the shape's
+            // shared memory (opted in above past 48 KiB).
             unsafe { launch.launch(config) }.map(drop).context(|| format!("launching the {label} merge"))
         });
         self.splits = Some(splits);

@@ -179,7 +179,8 @@ impl MergeVariant {
     /// has zero blocks (and is not launched).
     pub fn plan(self, m: usize, n: usize, key_bytes: usize) -> Result<MergePlan> {
         match self {
-            Self::Path => super::path::plan(path_shape(key_bytes), m, n, key_bytes),
+            // The default shapes merge one tile per block: no resident-block count needed.
+            Self::Path => super::path::plan(path_shape(key_bytes), m, n, key_bytes, 0),
             _ => self.plan_with_coarsening(m, n, key_bytes, self.default_coarsening()),
         }
     }
@@ -427,7 +428,8 @@ mod tests {
         let plan = path.plan(1 << 20, 1 << 20, 8).unwrap();
         assert_eq!(
             plan,
-            super::super::path::plan(super::super::path::default_shape("f64"), 1 << 20, 1 << 20, 8).unwrap()
+            super::super::path::plan(super::super::path::default_shape("f64"), 1 << 20, 1 << 20, 8, 0)
+                .unwrap()
         );
         assert_eq!(plan.global_searchers, plan.blocks + 1);
     }
