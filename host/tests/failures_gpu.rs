@@ -1,7 +1,10 @@
 //! How failures reach the user on a GPU: a kernel that traps, and requests too large for the
-//! GPU, refused before anything is allocated. Run on a machine with a CUDA GPU, each test in
-//! its own process (after the trap, CUDA refuses all work in the process):
-//! `cargo test --release -p host --test failures_gpu -- --include-ignored --exact <test name>`.
+//! GPU, refused before anything is allocated. Run on a machine with a CUDA GPU:
+//! `cargo test --release -p host --test failures_gpu -- --include-ignored`. After a trap CUDA
+//! refuses all work in the process, so the trap test runs its GPU work in a child process (this
+//! test binary again, running only that test), and the other tests keep a working GPU.
+
+use std::process::Command;
 
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::testing::TRAP_ENTRY_POINT;
@@ -14,9 +17,33 @@ fn gpu() -> Gpu {
     Gpu::new(0).unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Set in the child process that runs the trap.
+const TRAP_CHILD: &str = "FAILURES_GPU_TRAP_CHILD";
+
 #[test]
 #[ignore = "needs a CUDA GPU"]
 fn a_trapping_kernel_is_reported_and_later_calls_fail_too() {
+    if std::env::var_os(TRAP_CHILD).is_some() {
+        trap_and_check_later_calls();
+        return;
+    }
+    let this_test = "a_trapping_kernel_is_reported_and_later_calls_fail_too";
+    let exe = std::env::current_exe().expect("the test binary's path");
+    let child = Command::new(exe)
+        .args(["--include-ignored", "--exact", this_test, "--nocapture", "--test-threads=1"])
+        .env(TRAP_CHILD, "1")
+        .output()
+        .expect("running the trap in a child process");
+    let stdout = String::from_utf8_lossy(&child.stdout);
+    let stderr = String::from_utf8_lossy(&child.stderr);
+    assert!(child.status.success(), "the child process failed ({}):\n{stdout}\n{stderr}", child.status);
+    assert!(stdout.contains("after the trap: "), "the child did not reach the trap:\n{stdout}");
+    assert!(stdout.contains("1 passed"), "the child ran no test:\n{stdout}");
+    println!("{}", stdout.lines().find(|l| l.contains("after the trap: ")).unwrap_or_default());
+}
+
+/// The trap and what follows it, in a process of its own.
+fn trap_and_check_later_calls() {
     let gpu = gpu();
     assert_eq!(merge::merge(&gpu, MergeVariant::default(), &[1, 3], &[2]).unwrap(), [1, 2, 3]);
     let trap = gpu.function(TRAP_ENTRY_POINT).unwrap();
