@@ -123,22 +123,23 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
         let merge = self.gpu.function(&path::entry_point(shape, K::NAME)?)?;
         let partition = self.gpu.function(&path::partition_entry_point(K::NAME))?;
         let label = format!("merge-path {} {}", K::NAME, path::Describe(shape));
-        let shared_mem_bytes = shape.shared_bytes(size_of::<K>());
-        allow_shared_memory(&merge, shared_mem_bytes, &label)?;
-        // A pipelined shape launches the blocks that fit on the GPU at once.
-        let resident_blocks = if shape.pipelined {
+        // The plan checks the shape first; a pipelined one then launches the blocks that fit on
+        // the GPU at once (which the occupancy calculator tells once the shared memory is set).
+        let plan = path::plan(shape, self.m, self.n, size_of::<K>(), 0)?;
+        allow_shared_memory(&merge, plan.shared_mem_bytes, &label)?;
+        let plan = if shape.pipelined {
             let per_sm = merge
                 .occupancy_max_active_blocks_per_multiprocessor(
                     shape.block_threads as u32,
-                    shared_mem_bytes,
+                    plan.shared_mem_bytes,
                     None,
                 )
                 .context(|| format!("asking how many {label} blocks fit on an SM"))?;
-            per_sm as usize * self.gpu.info.multiprocessors.max(1) as usize
+            let resident_blocks = per_sm as usize * self.gpu.info.multiprocessors.max(1) as usize;
+            path::plan(shape, self.m, self.n, size_of::<K>(), resident_blocks)?
         } else {
-            0
+            plan
         };
-        let plan = path::plan(shape, self.m, self.n, size_of::<K>(), resident_blocks)?;
         let Some(config) = plan.launch_config() else {
             // An empty merge launches nothing.
             return self.time_launches(&label, |_, _| Ok(()));
