@@ -26,7 +26,8 @@ pub const HOPPER_ARCH: &str = env!("GPU_KERNELS_HOPPER_ARCH");
 /// Which build of the kernels a [`Gpu`] loads (the command lines' `--ptx`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum PtxChoice {
-    /// The Hopper build on GPUs of compute capability 9.0 and up, else the portable one.
+    /// The Hopper build on GPUs of compute capability 9.0 and up, else the portable one (also
+    /// when the driver cannot load the Hopper build's PTX, e.g. one older than CUDA 12.0).
     #[default]
     Auto,
     /// The portable build ([`PTX`], [`PTX_ARCH`]), on any GPU: e.g. to measure what the
@@ -127,15 +128,25 @@ impl Gpu {
         let ctx = open_context(ordinal)?;
         let compute_capability =
             ctx.compute_capability().context(|| "reading the compute capability".into())?;
-        let (ptx, ptx_arch) = choice.resolve(compute_capability)?;
+        let (ptx, mut ptx_arch) = choice.resolve(compute_capability)?;
         // One stream, used in order: cudarc's per-buffer event tracking would only add
         // host work to every launch.
         // SAFETY: all work of this context goes to the one stream below.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx.default_stream();
-        let module = ctx
-            .load_module(Ptx::from_src(ptx))
-            .map_err(|source| Error::PtxLoad { what: format!("PTX for {ptx_arch}"), source })?;
+        let load = |ptx: &str, arch: &str| {
+            ctx.load_module(Ptx::from_src(ptx))
+                .map_err(|source| Error::PtxLoad { what: format!("PTX for {arch}"), source })
+        };
+        let module = match load(ptx, ptx_arch) {
+            // A driver too old for the Hopper build's PTX ISA (8.0, CUDA 12.0) can still run
+            // the portable build, which is what `Auto` promises.
+            Err(_) if choice == PtxChoice::Auto && ptx_arch != PTX_ARCH => {
+                ptx_arch = PTX_ARCH;
+                load(PTX, PTX_ARCH)?
+            }
+            loaded => loaded?,
+        };
         let attribute = |a| ctx.attribute(a).context(|| format!("reading device attribute {a:?}"));
         let mut driver_version = 0;
         // SAFETY: writes one int.
