@@ -93,48 +93,35 @@ macro_rules! path_entry_points {
                 super::merge_path_partition::<$t>(a, m as usize, b, n as usize, tile_size as usize, splits.cast())
             }
         }
-        $(
-            #[cfg(target_arch = "nvptx64")]
-            #[unsafe(no_mangle)]
-            pub unsafe extern "ptx-kernel" fn ${concat(merge_path_b, $block, _i, $items, _, $t)}(
-                a: *const $t,
-                m: u64,
-                b: *const $t,
-                n: u64,
-                c: *mut $t,
-                splits: *const u64,
-            ) {
-                // SAFETY: the host runs the partition for this tile size first, and launches
-                // one block of `BLOCK` threads per tile with its shared memory.
-                unsafe {
-                    super::merge_path::<$t, $block, $items, { 16 / size_of::<$t>() }>(
-                        a, m as usize, b, n as usize, c, splits.cast(),
-                    )
-                }
-            }
-        )*
-        $(
-            #[cfg(target_arch = "nvptx64")]
-            #[unsafe(no_mangle)]
-            pub unsafe extern "ptx-kernel" fn ${concat(merge_path_pipelined_b, $p_block, _i, $p_items, _, $t)}(
-                a: *const $t,
-                m: u64,
-                b: *const $t,
-                n: u64,
-                c: *mut $t,
-                splits: *const u64,
-            ) {
-                // SAFETY: the host runs the partition for this tile size first, and launches
-                // blocks of `BLOCK` threads, no more than there are tiles, with the pipelined
-                // shape's shared memory.
-                unsafe {
-                    super::merge_path_pipelined::<$t, $p_block, $p_items, { 16 / size_of::<$t>() }>(
-                        a, m as usize, b, n as usize, c, splits.cast(),
-                    )
-                }
-            }
-        )*
+        $(path_merge_entry_point!(merge_path_b, merge_path, $t, $block, $items);)*
+        $(path_merge_entry_point!(merge_path_pipelined_b, merge_path_pipelined, $t, $p_block, $p_items);)*
     )*};
+}
+
+/// One merge-path merge kernel, `<prefix><BLOCK>_i<ITEMS>_<t>(a, m, b, n, c, splits)`, calling
+/// `$kernel::<t, BLOCK, ITEMS, V>` with `V` keys to 16 bytes. The host runs the partition for
+/// this tile size first, and launches blocks of `BLOCK` threads (one per tile, or for the
+/// pipelined kernel no more than the tiles) with the shape's shared memory.
+macro_rules! path_merge_entry_point {
+    ($prefix:ident, $kernel:ident, $t:ident, $block:literal, $items:literal) => {
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn ${concat($prefix, $block, _i, $items, _, $t)}(
+            a: *const $t,
+            m: u64,
+            b: *const $t,
+            n: u64,
+            c: *mut $t,
+            splits: *const u64,
+        ) {
+            // SAFETY: per the launch described above.
+            unsafe {
+                super::$kernel::<$t, $block, $items, { 16 / size_of::<$t>() }>(
+                    a, m as usize, b, n as usize, c, splits.cast(),
+                )
+            }
+        }
+    };
 }
 
 // The defaults (`tiles::PATH_4_BYTE`, `PATH_8_BYTE`) for every key type, and the benchmarks'
