@@ -10,9 +10,10 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
+use gpu_kernels::merge::tiles::PathShape;
 use host::gpu::PtxChoice;
 use host::merge::{
-    Distribution, HostKey, MergeProblem, MergeVariant, check_sorted, first_difference, merge_reference,
+    Distribution, HostKey, MergeProblem, MergeVariant, check_sorted, first_difference, merge_reference, path,
 };
 use host::preflight::{self, MergeNeed};
 use host::progress::step;
@@ -73,6 +74,13 @@ struct Args {
     /// Kernel: all, basic, tiled, circular or merge-path (or a comma-separated list).
     #[arg(long, default_value = "all", value_parser = parse_variants)]
     variant: Variants,
+    /// Launch shape of merge path: threads per block × outputs per thread, e.g. 256x21, or
+    /// 256x15-pipelined (blocks that each merge a series of tiles with the next one's load in
+    /// flight). One of the shapes built for the key type (the error lists them); default the
+    /// key type's own (256x21 for 4-byte keys, 256x11 for 8-byte). Needs merge-path among the
+    /// --variant list.
+    #[arg(long, value_name = "BxI[-pipelined]", value_parser = path::parse_shape)]
+    path_shape: Option<PathShape>,
     /// Input keys: uniform, few-unique, all-equal, disjoint (all of A below B) or interleaved.
     #[arg(long, default_value = "uniform", value_parser = |s: &str| s.parse::<Distribution>().map_err(|e| e.to_string()))]
     dist: Distribution,
@@ -336,6 +344,8 @@ fn check_output(args: &Args, dtype: DtypeArg) -> Result<()> {
 /// One line of the report.
 struct Row {
     variant: MergeVariant,
+    /// The merge-path shape, when `--path-shape` chose one.
+    path_shape: Option<PathShape>,
     dtype: &'static str,
     ms: f64,
     copy_ms: f64,
@@ -346,6 +356,14 @@ struct Row {
 }
 
 impl Row {
+    /// The variant's name, and the merge-path shape if one was chosen.
+    fn name(&self) -> String {
+        match self.path_shape {
+            Some(shape) => format!("{} {}", self.variant.name(), path::Describe(shape)),
+            None => self.variant.name().into(),
+        }
+    }
+
     fn status(&self) -> &'static str {
         match self.check {
             None => "skipped",
@@ -365,7 +383,11 @@ fn run_keys<K: HostKey + WritableElement>(gpu: &Gpu, args: &Args, a: &[K], b: &[
         .then(|| step("merging on the CPU (the reference)", args.json, || merge_reference(a, b)));
     let mut rows = Vec::new();
     for &variant in &args.variant.0 {
-        let ms = median_after_warm_up(repeat, || problem.run(variant))?;
+        let path_shape = args.path_shape.filter(|_| variant == MergeVariant::Path);
+        let ms = match path_shape {
+            Some(shape) => median_after_warm_up(repeat, || problem.run_path(shape))?,
+            None => median_after_warm_up(repeat, || problem.run(variant))?,
+        };
         let check = match &reference {
             Some(reference) => {
                 let out = problem.output()?;
@@ -375,6 +397,7 @@ fn run_keys<K: HostKey + WritableElement>(gpu: &Gpu, args: &Args, a: &[K], b: &[
         };
         rows.push(Row {
             variant,
+            path_shape,
             dtype: K::NAME,
             ms,
             copy_ms,
@@ -464,6 +487,11 @@ fn run(args: &Args) -> Result<ExitCode> {
         return Err(Error::BadShape(format!("m + n = {m} + {n} overflows")));
     }
     let dtype = files.as_ref().map_or(args.dtype, NpyInputs::dtype);
+    if args.path_shape.is_some() && !args.variant.0.contains(&MergeVariant::Path) {
+        return Err(Error::BadArgument(
+            "--path-shape chooses merge path's shape: add merge-path to --variant".into(),
+        ));
+    }
     preflight(args, m, n, dtype)?;
     let gpu = Gpu::with_ptx(args.device, args.ptx)?;
     let seed = args.seed.unwrap_or_else(random::fresh_seed);
@@ -476,6 +504,7 @@ fn run(args: &Args) -> Result<ExitCode> {
             .map(|r| {
                 json!({
                     "variant": r.variant.name(), "section": r.variant.section(), "dtype": r.dtype,
+                    "path_shape": r.path_shape.map(|s| path::Describe(s).to_string()),
                     "ms": r.ms, "gkeys_per_s": gkeys(r, r.ms), "gb_per_s": gbs(r, r.ms),
                     "copy_ms": r.copy_ms, "ceiling_percent": 100.0 * r.copy_ms / r.ms,
                     "first_wrong_index": r.check.flatten(), "status": r.status(),
@@ -518,7 +547,7 @@ fn run(args: &Args) -> Result<ExitCode> {
                 _ => r.status().into(),
             };
             table.push(vec![
-                r.variant.name().into(),
+                r.name(),
                 r.variant.section().into(),
                 r.dtype.into(),
                 format!("{:.4}", r.ms),
@@ -539,7 +568,7 @@ fn run(args: &Args) -> Result<ExitCode> {
             );
         }
         if let Some(path) = &args.output {
-            println!("result of {} {} written to {}", rows[0].variant.name(), rows[0].dtype, path.display());
+            println!("result of {} {} written to {}", rows[0].name(), rows[0].dtype, path.display());
         }
     }
     let failed = rows.iter().any(|r| r.status() == "FAIL");
@@ -599,11 +628,17 @@ mod tests {
             "--json",
             "--seed",
             "9",
+            "--path-shape",
+            "256x15-pipelined",
+            "--ptx",
+            "portable",
         ])
         .unwrap();
         assert_eq!((args.m, args.n, args.dtype), (5000, 37, DtypeArg::F64));
         assert_eq!(args.variant.0, [MergeVariant::Tiled, MergeVariant::Circular]);
         assert_eq!((args.dist, args.repeat, args.seed), (Distribution::AllEqual, 3, Some(9)));
+        assert_eq!(args.path_shape, Some(PathShape::new(256, 15).pipelined()));
+        assert_eq!(args.ptx, PtxChoice::Portable);
     }
 
     #[test]
@@ -614,6 +649,8 @@ mod tests {
             (&["--dist", "normal"][..], "normal"),
             (&["--dtype", "f16"][..], "f16"),
             (&["--repeat", "0"][..], "repeat"),
+            (&["--path-shape", "256"][..], "not a merge-path shape"),
+            (&["--ptx", "sm_80"][..], "sm_80"),
         ] {
             let err = parse(args).unwrap_err().to_string();
             assert!(err.contains(reason), "{args:?}: {err}");

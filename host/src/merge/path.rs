@@ -132,6 +132,23 @@ impl fmt::Display for Describe {
     }
 }
 
+/// The shape a [`Describe`] names: `256x15`, or `256x15-pipelined`. Whether a kernel is built
+/// for it is [`entry_point`]'s question.
+pub fn parse_shape(text: &str) -> std::result::Result<PathShape, String> {
+    let bad = || {
+        format!(
+            "`{text}` is not a merge-path shape: expected BLOCKxITEMS or BLOCKxITEMS-pipelined, e.g. 256x21"
+        )
+    };
+    let (dims, pipelined) = match text.trim().strip_suffix("-pipelined") {
+        Some(dims) => (dims, true),
+        None => (text.trim(), false),
+    };
+    let (block, items) = dims.split_once('x').ok_or_else(bad)?;
+    let shape = PathShape::new(block.parse().map_err(|_| bad())?, items.parse().map_err(|_| bad())?);
+    Ok(if pipelined { shape.pipelined() } else { shape })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -152,6 +169,19 @@ mod tests {
         }
         assert_eq!(entry_point(PATH_4_BYTE, "i32").unwrap(), "merge_path_b256_i21_i32");
         assert_eq!(partition_entry_point("f64"), "merge_path_partition_f64");
+    }
+
+    #[test]
+    fn shapes_are_parsed_as_they_are_described() {
+        for dtype in ["i32", "f64"] {
+            for shape in shapes(dtype) {
+                assert_eq!(parse_shape(&Describe(*shape).to_string()), Ok(*shape));
+            }
+        }
+        assert_eq!(parse_shape(" 128x7 "), Ok(PathShape::new(128, 7)));
+        for bad in ["", "256", "256x", "x15", "256*15", "256x15-piped", "-1x3"] {
+            assert!(parse_shape(bad).unwrap_err().contains("is not a merge-path shape"), "{bad}");
+        }
     }
 
     #[test]
