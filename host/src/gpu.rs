@@ -3,7 +3,7 @@
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
-use cudarc::driver::sys::{self, CUdevice_attribute};
+use cudarc::driver::sys::{self, CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr,
 };
@@ -183,6 +183,45 @@ impl Gpu {
             .map_err(|source| Error::PtxLoad { what: format!("entry point {name}"), source })?;
         functions.insert(name.to_owned(), f.clone());
         Ok(f)
+    }
+
+    /// Lets `function` (named `label` in errors) launch with `shared_mem_bytes` of dynamic
+    /// shared memory: past 48 KiB, the default, a kernel must opt in to more.
+    pub fn allow_shared_memory(
+        &self,
+        function: &CudaFunction,
+        shared_mem_bytes: usize,
+        label: &str,
+    ) -> Result<()> {
+        const DEFAULT_SHARED_BYTES: usize = 48 * 1024;
+        if shared_mem_bytes > DEFAULT_SHARED_BYTES {
+            // The driver call below needs the context current on this thread.
+            self.ctx.bind_to_thread().context(|| "binding the CUDA context to this thread".into())?;
+            function
+                .set_attribute(
+                    CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                    shared_mem_bytes as i32,
+                )
+                .context(|| format!("allowing the {label} {shared_mem_bytes} bytes of shared memory"))?;
+        }
+        Ok(())
+    }
+
+    /// How many blocks of `function`, of `block_threads` threads and `shared_mem_bytes` of
+    /// dynamic shared memory each, run on this GPU at once (the occupancy calculator's blocks
+    /// per SM, times the SMs); at least 1.
+    pub fn resident_blocks(
+        &self,
+        function: &CudaFunction,
+        block_threads: u32,
+        shared_mem_bytes: usize,
+    ) -> Result<usize> {
+        // The driver call below needs the context current on this thread (any thread may use a Gpu).
+        self.ctx.bind_to_thread().context(|| "binding the CUDA context to this thread".into())?;
+        let per_sm = function
+            .occupancy_max_active_blocks_per_multiprocessor(block_threads, shared_mem_bytes, None)
+            .context(|| format!("asking how many blocks of {block_threads} threads fit on an SM"))?;
+        Ok((per_sm as usize * self.info.multiprocessors.max(1) as usize).max(1))
     }
 
     /// Loads another PTX module into this GPU's context, e.g. CUDA C++ compiled with NVRTC.

@@ -2,7 +2,6 @@
 //! variant at any coarsening factor (the book's) or shape (merge path) it is built with, or of
 //! any kernel with the book's signature (for benchmarks and the CLI).
 
-use cudarc::driver::sys::CUfunction_attribute;
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use gpu_kernels::merge::tiles::PathShape;
 
@@ -11,24 +10,8 @@ use crate::error::CudaContext as _;
 use crate::preflight::{self, MergeNeed};
 use crate::{Error, Gpu, Result};
 
-/// Dynamic shared memory a kernel gets without opting in.
-const DEFAULT_SHARED_BYTES: usize = 48 * 1024;
-
 /// The arguments every merge kernel starts with: `(a, m, b, n, c)`.
 type LaunchArgs<'p, K> = (&'p CudaSlice<K>, &'p u64, &'p CudaSlice<K>, &'p u64, &'p mut CudaSlice<K>);
-
-/// Past 48 KiB of dynamic shared memory, a kernel must opt in to more.
-fn allow_shared_memory(function: &CudaFunction, shared_mem_bytes: usize, label: &str) -> Result<()> {
-    if shared_mem_bytes > DEFAULT_SHARED_BYTES {
-        function
-            .set_attribute(
-                CUfunction_attribute::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-                shared_mem_bytes as i32,
-            )
-            .context(|| format!("allowing the {label} merge {shared_mem_bytes} bytes of shared memory"))?;
-    }
-    Ok(())
-}
 
 /// Device buffers for one merge: the inputs A (`m` keys) and B (`n` keys), checked sorted and
 /// NaN-free, and the output C (`m + n` keys).
@@ -126,16 +109,10 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
         // The plan checks the shape first; a pipelined one then launches the blocks that fit on
         // the GPU at once (which the occupancy calculator tells once the shared memory is set).
         let plan = path::plan(shape, self.m, self.n, size_of::<K>(), 0)?;
-        allow_shared_memory(&merge, plan.shared_mem_bytes, &label)?;
+        self.gpu.allow_shared_memory(&merge, plan.shared_mem_bytes, &label)?;
         let plan = if shape.pipelined {
-            let per_sm = merge
-                .occupancy_max_active_blocks_per_multiprocessor(
-                    shape.block_threads as u32,
-                    plan.shared_mem_bytes,
-                    None,
-                )
-                .context(|| format!("asking how many {label} blocks fit on an SM"))?;
-            let resident_blocks = per_sm as usize * self.gpu.info.multiprocessors.max(1) as usize;
+            let resident_blocks =
+                self.gpu.resident_blocks(&merge, shape.block_threads as u32, plan.shared_mem_bytes)?;
             path::plan(shape, self.m, self.n, size_of::<K>(), resident_blocks)?
         } else {
             plan
@@ -213,7 +190,7 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
                 self.m, self.n
             )));
         }
-        allow_shared_memory(function, config.shared_mem_bytes as usize, label)?;
+        self.gpu.allow_shared_memory(function, config.shared_mem_bytes as usize, label)?;
         self.time_launches(label, |stream, (a, m, b, n, c)| {
             if !launches {
                 return Ok(());
