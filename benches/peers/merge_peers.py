@@ -50,6 +50,8 @@ import tempfile
 
 import numpy as np
 
+from peer_report import write_report
+
 CASES = "2^20+2^20,2^27+2^27,2^27+2^20,2^27+2^27:few-unique,2^27+2^27:all-equal"
 DTYPES = {"i32": np.int32, "u32": np.uint32, "i64": np.int64, "f32": np.float32, "f64": np.float64}
 UNSIGNED = {4: np.uint32, 8: np.uint64}
@@ -484,15 +486,7 @@ def main(argv=None):
     }
     if args.append:
         report["rows"] = appended(args.out, report) + rows
-    text = json.dumps(report, indent=2, allow_nan=False)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
-        print(table(rows))
-        print(f"wrote {args.out}")
-    else:
-        print(text)
-        print(table(rows), file=sys.stderr)
+    write_report(report, table(rows), args.out)
     return 0
 
 

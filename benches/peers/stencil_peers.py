@@ -37,6 +37,8 @@ import time
 
 import numpy as np
 
+from peer_report import write_report
+
 # What our criterion benchmark runs (benches/benches/stencil_variants.rs).
 COEFFICIENTS = (0.4, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1)
 GRIDS = "128,256,512,256x512x1024"
@@ -425,15 +427,7 @@ def main(argv=None):
         "repeat": args.repeat,
         "rows": rows,
     }
-    text = json.dumps(report, indent=2, allow_nan=False)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(text + "\n")
-        print(table(rows))
-        print(f"wrote {args.out}")
-    else:
-        print(text)
-        print(table(rows), file=sys.stderr)
+    write_report(report, table(rows), args.out)
     return 0
 
 
