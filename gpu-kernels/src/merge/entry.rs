@@ -116,7 +116,7 @@ macro_rules! path_merge_entry_point {
         ) {
             // SAFETY: per the launch described above.
             unsafe {
-                super::$kernel::<$t, $block, $items, { 16 / size_of::<$t>() }>(
+                super::$kernel::<$t, $block, $items, { super::tiles::keys_per_16_bytes(size_of::<$t>()) }>(
                     a, m as usize, b, n as usize, c, splits.cast(),
                 )
             }
