@@ -138,7 +138,8 @@ def parse_args(argv=None):
     parser.add_argument("--out", help="write the JSON here (default: print it on stdout)")
     parser.add_argument("--ours", help="our `merge` binary, run on the same inputs (e.g. target/release/merge)")
     parser.add_argument("--ours-variants", type=parse_variants, default=parse_variants(OURS_VARIANTS),
-                        help=f"our variants to run, each a row ours/<variant> (default {OURS_VARIANTS})")
+                        help=f"our variants to run, each a row ours/<variant> (default {OURS_VARIANTS}); "
+                             "merge-path@256x15-pipelined picks a merge-path shape (merge --path-shape)")
     parser.add_argument("--nvcc", default="nvcc", help="the CUDA compiler (default: nvcc on PATH)")
     parser.add_argument("--arch", default="sm_90", help="nvcc -arch (default sm_90, the H100/H200)")
     parser.add_argument("--cache", default=os.path.join(REPOSITORY, "target", "merge_peers"),
@@ -316,8 +317,10 @@ def ours_row(args, variant, case, paths, expected):
     """One of our variants on one case (`merge --input-a --input-b --output --json`), checked here
     (so `merge` is told --no-verify: its own check is the same bitwise comparison)."""
     peer = f"ours/{variant}"
+    variant, _, shape = variant.partition("@")
+    shape_option = ["--path-shape", shape] if shape else []
     command = [args.ours, "--input-a", paths["a"], "--input-b", paths["b"], "--output", paths["ours"],
-               "--variant", variant, "--repeat", str(args.repeat), "--device", str(args.device),
+               "--variant", variant, *shape_option, "--repeat", str(args.repeat), "--device", str(args.device),
                "--no-verify", "--json"]
     done = subprocess.run(command, capture_output=True, text=True)
     try:
