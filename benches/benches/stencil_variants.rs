@@ -1,8 +1,9 @@
 //! Criterion benchmarks of the stencil kernels (Rust, compiled to PTX): the book's four against
 //! their CUDA C++ twins, and the streaming kernel, beside the device-to-device copy of the same
 //! bytes, on several grids; a tiling sweep over the tile edge `T`; and a sweep of the streaming
-//! kernel's launch shapes. Each sample is a run of time steps timed with CUDA
-//! events; inputs are fresh random values, never zeros. Without a GPU: one line, exit 0.
+//! kernel's launch shapes; and runs of 64 time steps by the temporal kernel at every fusion depth
+//! built, beside 64 single steps and 64 copies. Each sample is a run of time steps timed with
+//! CUDA events; inputs are fresh random values, never zeros. Without a GPU: one line, exit 0.
 
 use std::process::exit;
 
@@ -10,7 +11,7 @@ use benches::{Twins, criterion, from_ms, open_gpu, stencil_twin_source, write_gp
 use criterion::{BenchmarkId, Criterion, Throughput};
 use cudarc::driver::{CudaFunction, LaunchConfig};
 use gpu_kernels::stencil::{Coeffs, Grid3};
-use host::stencil::{StencilProblem, StencilVariant, streaming};
+use host::stencil::{StencilProblem, StencilVariant, streaming, temporal};
 use host::verify::compare;
 use host::{Element, Gpu, Result, random};
 
@@ -19,6 +20,10 @@ const BENCH: &str = "stencil_variants";
 /// Grids `(nz, ny, nx)`: three cubes, the largest several times the L2, and a non-cubic one.
 const GRIDS: [(usize, usize, usize); 4] =
     [(128, 128, 128), (256, 256, 256), (512, 512, 512), (256, 512, 1024)];
+
+/// The temporal group's grids, and the time steps of one of its samples.
+const TEMPORAL_GRIDS: [(usize, usize, usize); 2] = [(512, 512, 512), (256, 512, 1024)];
+const TEMPORAL_STEPS: usize = 64;
 
 /// The tiling sweep runs on this grid.
 const SWEEP_GRID: (usize, usize, usize) = (512, 512, 512);
@@ -138,6 +143,28 @@ fn streaming_sweep<T: Element>(c: &mut Criterion, gpu: &Gpu) {
     group.finish();
 }
 
+/// 64 steps: as 64 copies (the single-step ceiling), 64 single steps of the streaming kernel,
+/// and the temporal kernel at every built depth (passes of `K` steps, the remainder single).
+/// Throughput counts point updates, so Gpoints/s are per step.
+fn temporal_depths<T: Element>(c: &mut Criterion, gpu: &Gpu, shape: (usize, usize, usize)) {
+    let mut problem = problem::<T>(gpu, shape);
+    let mut group = c.benchmark_group(format!("stencil_temporal/{}", case(shape, T::NAME)));
+    group.throughput(Throughput::Elements((problem.grid().len() * TEMPORAL_STEPS) as u64));
+    let steps = |iters: u64| iters.max(1) as usize * TEMPORAL_STEPS;
+    group.bench_function("copy", |b| b.iter_custom(|iters| from_ms(or_exit(problem.copy_ms(steps(iters))))));
+    let single = streaming::default_shape(T::NAME);
+    group.bench_function("rust/streaming", |b| {
+        b.iter_custom(|iters| from_ms(or_exit(problem.run_streaming(single, steps(iters)))))
+    });
+    for shape in temporal::sweep(T::NAME) {
+        let default = if shape == temporal::default_shape(T::NAME) { " (default)" } else { "" };
+        group.bench_function(format!("rust/temporal {}{default}", temporal::Describe(shape)), |b| {
+            b.iter_custom(|iters| from_ms(or_exit(problem.run_temporal(shape, steps(iters)))))
+        });
+    }
+    group.finish();
+}
+
 fn main() {
     let Some(gpu) = open_gpu(BENCH) else { return };
     write_gpu_info(&gpu);
@@ -151,5 +178,9 @@ fn main() {
     tiling::<f64>(&mut c, &gpu, twins.as_ref());
     streaming_sweep::<f32>(&mut c, &gpu);
     streaming_sweep::<f64>(&mut c, &gpu);
+    for shape in TEMPORAL_GRIDS {
+        temporal_depths::<f32>(&mut c, &gpu, shape);
+        temporal_depths::<f64>(&mut c, &gpu, shape);
+    }
     c.final_summary();
 }

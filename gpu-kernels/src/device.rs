@@ -237,6 +237,78 @@ impl<T: Copy, const N: usize> SharedCube<T, N> {
     }
 }
 
+/// Exchanging registers between the lanes of a warp (`__shfl_up_sync` / `__shfl_down_sync`
+/// with every lane taking part). Values of 4 or 8 bytes; an 8-byte value moves as two 32-bit
+/// shuffles.
+pub mod warp {
+    /// Lanes in a warp.
+    pub const LANES: u32 = 32;
+
+    /// The `value` of lane `lane − 1`; lane 0 gets its own. Every lane of the warp must call it
+    /// (converged), as with `__shfl_up_sync(0xffffffff, value, 1)`.
+    #[inline(always)]
+    pub fn from_lane_below<T: Copy>(value: T) -> T {
+        by_words(value, |word| {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let moved: u32;
+                // SAFETY: a full-warp shuffle touches registers only; not `pure`, so it is never
+                // moved into a branch where some lanes would miss it.
+                unsafe {
+                    core::arch::asm!("shfl.sync.up.b32 {d}, {a}, 1, 0, 0xffffffff;", d = out(reg32) moved, a = in(reg32) word,
+                        options(nostack, preserves_flags))
+                };
+                moved
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                let _ = word;
+                super::host_call("warp::from_lane_below")
+            }
+        })
+    }
+
+    /// The `value` of lane `lane + 1`; lane 31 gets its own. Converged, as
+    /// [`from_lane_below`].
+    #[inline(always)]
+    pub fn from_lane_above<T: Copy>(value: T) -> T {
+        by_words(value, |word| {
+            #[cfg(target_arch = "nvptx64")]
+            {
+                let moved: u32;
+                // SAFETY: a full-warp shuffle touches registers only; not `pure`, so it is never
+                // moved into a branch where some lanes would miss it.
+                unsafe {
+                    core::arch::asm!("shfl.sync.down.b32 {d}, {a}, 1, 31, 0xffffffff;", d = out(reg32) moved, a = in(reg32) word,
+                        options(nostack, preserves_flags))
+                };
+                moved
+            }
+            #[cfg(not(target_arch = "nvptx64"))]
+            {
+                let _ = word;
+                super::host_call("warp::from_lane_above")
+            }
+        })
+    }
+
+    /// `value` with `shuffle` applied to each of its 32-bit words.
+    #[inline(always)]
+    fn by_words<T: Copy>(value: T, shuffle: impl Fn(u32) -> u32) -> T {
+        const { assert!(size_of::<T>() == 4 || size_of::<T>() == 8, "shuffles move 4- or 8-byte values") };
+        // SAFETY: the sizes match (checked above), and the words come back in their places.
+        unsafe {
+            if size_of::<T>() == 4 {
+                core::mem::transmute_copy(&shuffle(core::mem::transmute_copy::<T, u32>(&value)))
+            } else {
+                let bits: u64 = core::mem::transmute_copy(&value);
+                let (low, high) = (shuffle(bits as u32), shuffle((bits >> 32) as u32));
+                core::mem::transmute_copy(&(u64::from(high) << 32 | u64::from(low)))
+            }
+        }
+    }
+}
+
 /// Asks the memory system to bring the 128-byte line holding `ptr` into L2
 /// (`prefetch.global.L2`): no register waits for it, so a thread can have loads for planes
 /// far ahead in flight at no register cost. A hint only: it never faults and changes no value.

@@ -2,11 +2,11 @@
 //! (the PTX declares it `.extern .shared`, so `ptxas` cannot report it).
 
 use crate::merge::{MergeVariant, path};
-use crate::stencil::{StencilVariant, streaming};
+use crate::stencil::{StencilVariant, streaming, temporal};
 
 /// `(entry point, dynamic shared-memory bytes per block)` for every launched kernel: the
 /// book's stencils at every tile edge of their sweep, every streaming stencil kernel (no
-/// shared memory), the book's merges on every key type at every coarsening factor of theirs,
+/// shared memory), every temporal one, the book's merges on every key type at every coarsening factor of theirs,
 /// and merge path's partition and every built shape.
 pub fn entry_points() -> Vec<(String, usize)> {
     let mut entries = Vec::new();
@@ -25,6 +25,10 @@ pub fn entry_points() -> Vec<(String, usize)> {
         for &kernel in streaming::kernels(dtype) {
             let entry = streaming::entry_point(streaming::shape_of(kernel), dtype).expect("a built kernel");
             entries.push((entry, 0));
+        }
+        for shape in temporal::sweep(dtype) {
+            let entry = temporal::entry_point(shape, dtype).expect("a built kernel");
+            entries.push((entry, temporal::shared_bytes(shape, if dtype == "f64" { 8 } else { 4 })));
         }
     }
     for variant in MergeVariant::ALL {

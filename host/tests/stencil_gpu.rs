@@ -204,3 +204,83 @@ fn every_streaming_kernel_matches_the_reference_f32() {
 fn every_streaming_kernel_matches_the_reference_f64() {
     every_streaming_kernel::<f64>();
 }
+
+/// Grids for the temporal kernel beyond [`SHAPES`] and [`STREAMING_SHAPES`]: the sanitizer
+/// grids of its issue, and one taller than a tile is wide.
+const TEMPORAL_SHAPES: [(usize, usize, usize); 3] = [(70, 66, 34), (1025, 9, 7), (5, 70, 40)];
+
+/// Every temporal kernel (depth `k`) for 1, k − 1, k and k + 1 steps on every grid: one pass,
+/// a pass plus a single step, and runs of single steps only, bit for bit.
+fn every_temporal_kernel<T: Element>() {
+    use host::stencil::temporal;
+    let gpu = gpu();
+    let kernels = temporal::sweep(T::NAME);
+    let most = kernels.iter().map(|s| s.kernel.depth + 1).max().unwrap();
+    for shape in SHAPES.into_iter().chain(STREAMING_SHAPES).chain(TEMPORAL_SHAPES) {
+        let seed = random::fresh_seed();
+        let input = random::random_grid::<T>(shape, seed).unwrap();
+        let coeffs = random_coeffs(seed);
+        let mut references = vec![input.clone()];
+        for _ in 0..most {
+            references.push(stencil::reference_step(references.last().unwrap().view(), coeffs));
+        }
+        let mut problem = stencil::StencilProblem::new(&gpu, input.view(), coeffs).unwrap();
+        for &s in &kernels {
+            let k = s.kernel.depth;
+            for steps in [1, k - 1, k, k + 1] {
+                problem.run_temporal(s, steps).unwrap();
+                let out = problem.output().unwrap();
+                let c = compare(out.as_slice().unwrap(), references[steps].as_slice().unwrap());
+                assert!(
+                    c.ok,
+                    "temporal {} {} on {shape:?}, {steps} step(s), seed {seed}: {c:?}",
+                    temporal::Describe(s),
+                    T::NAME
+                );
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_temporal_kernel_matches_single_steps_f32() {
+    every_temporal_kernel::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_temporal_kernel_matches_single_steps_f64() {
+    every_temporal_kernel::<f64>();
+}
+
+/// 64 steps of the library's default schedule, and forced depths with a remainder.
+fn temporal_many_steps<T: Element>() {
+    let gpu = gpu();
+    for shape in [(33, 31, 29), (64, 64, 64), (34, 66, 70)] {
+        check::<T>(&gpu, StencilVariant::Temporal, shape, random_coeffs(random::fresh_seed()), 64);
+    }
+    let seed = random::fresh_seed();
+    let input = random::random_grid::<T>((40, 50, 60), seed).unwrap();
+    let coeffs = random_coeffs(seed);
+    let reference = reference_steps(input.view(), coeffs, 11);
+    let mut problem = stencil::StencilProblem::new(&gpu, input.view(), coeffs).unwrap();
+    for depth in host::stencil::temporal::depths(T::NAME).into_iter().chain([1]) {
+        problem.run_fused(Some(depth), 11).unwrap();
+        let c = compare(problem.output().unwrap().as_slice().unwrap(), reference.as_slice().unwrap());
+        assert!(c.ok, "--fuse {depth}, 11 steps, {}, seed {seed}: {c:?}", T::NAME);
+    }
+    assert!(problem.run_fused(Some(5), 11).unwrap_err().to_string().contains("fusion depths"));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn temporal_runs_of_64_steps_and_forced_depths_f32() {
+    temporal_many_steps::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn temporal_runs_of_64_steps_and_forced_depths_f64() {
+    temporal_many_steps::<f64>();
+}

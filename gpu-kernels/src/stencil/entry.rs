@@ -88,3 +88,35 @@ streaming_entry_points! {
         (2, 1, 0, 0), (2, 1, 0, 2), (4, 1, 0, 1), (2, 2, 0, 1), (2, 1, 1, 1),
     ];
 }
+
+/// Stamps out the temporal kernel's entry points `stencil7_temporal_k<K>_r<ROWS>_<t>` for each
+/// `(K, ROWS)` listed, and the list itself as `$list` for the host.
+macro_rules! temporal_entry_points {
+    ($($list:ident: $t:ident => [$(($k:literal, $rows:literal)),* $(,)?];)*) => {$(
+        #[doc = concat!("Every temporal entry point built for `", stringify!($t), "`.")]
+        pub const $list: &[super::tiles::TemporalKernel] = &[$(
+            super::tiles::TemporalKernel { depth: $k, rows: $rows }
+        ),*];
+        $(
+            #[cfg(target_arch = "nvptx64")]
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn ${concat(stencil7_temporal_k, $k, _r, $rows, _, $t)}(
+                input: *const $t,
+                output: *mut $t,
+                grid: super::Grid3,
+                coeffs: super::Coeffs<$t>,
+            ) {
+                // SAFETY: the host launcher sizes blocks, tiles and shared memory for this
+                // depth and row count (`host::stencil::temporal`).
+                unsafe { super::stencil_temporal::<$t, $k, $rows>(input, output, grid, coeffs) }
+            }
+        )*
+    )*};
+}
+
+// The fusion depths and rows per thread of the benchmarks' sweep (`tiles::TEMPORAL_SWEEP_F32`,
+// `TEMPORAL_SWEEP_F64`); the defaults are among them.
+temporal_entry_points! {
+    TEMPORAL_KERNELS_F32: f32 => [(2, 4), (3, 4), (4, 4), (6, 4), (8, 4), (4, 2), (4, 8)];
+    TEMPORAL_KERNELS_F64: f64 => [(2, 2), (3, 2), (4, 2), (2, 4), (4, 4), (6, 2)];
+}

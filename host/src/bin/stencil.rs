@@ -15,7 +15,7 @@ use host::gpu::PtxChoice;
 use host::preflight::{self, StencilNeed};
 use host::progress::step;
 use host::report::{Table, gpu_line, parse_list, report_error, thousands};
-use host::stencil::{StencilProblem, StencilVariant, grid_of, parse_grid, reference_steps};
+use host::stencil::{StencilProblem, StencilVariant, grid_of, parse_grid, reference_steps, temporal};
 use host::verify::{Comparison, compare};
 use host::{Element, Error, Gpu, Result, random, stats::median_after_warm_up};
 use ndarray::Array3;
@@ -27,11 +27,13 @@ use serde_json::json;
 #[command(
     name = "stencil",
     version,
-    about = "Run the PMPP chapter-8 stencil kernels and the streaming kernel on the GPU, verify them, and compare their speed with the memory-bandwidth ceiling",
+    about = "Run the PMPP chapter-8 stencil kernels and the streaming and temporal kernels on the GPU, verify them, and compare their speed with the memory-bandwidth ceiling",
     long_about = "Run the four PMPP chapter-8 seven-point stencil kernels (basic, shared-tiled, coarsened, register-tiled) \
-and the streaming kernel beyond the book (2.5D, the fastest), all written in Rust and compiled to PTX, on the GPU. Each is checked against a CPU reference and timed with CUDA events \
-(median of --repeat runs after one warm-up). The ceiling is a device-to-device copy of the same bytes (each point \
-read once and written once), timed the same way.\n\nExit status: 0 all OK, 1 a variant FAILED its check, 2 an error \
+and two kernels beyond the book: streaming (2.5D, the fastest single step) and temporal (K steps fused into one pass over \
+the grid, the fastest for many --steps), all written in Rust and compiled to PTX, on the GPU. Each is checked against a CPU \
+reference and timed with CUDA events (median of --repeat runs after one warm-up). The ceiling is a device-to-device copy \
+of the same bytes (each point read once and written once), timed the same way; times and % of copy are per time step, so \
+a fused kernel can pass 100 %.\n\nExit status: 0 all OK, 1 a variant FAILED its check, 2 an error \
 (bad arguments, no GPU, out of memory)."
 )]
 struct Args {
@@ -49,13 +51,18 @@ struct Args {
     /// one --variant and one dtype.
     #[arg(long, value_name = "FILE.npy")]
     output: Option<PathBuf>,
-    /// Kernel: all, basic, shared-tiled, coarsened, register-tiled or streaming (the fastest), or
-    /// a comma-separated list.
+    /// Kernel: all, basic, shared-tiled, coarsened, register-tiled, streaming (the fastest single
+    /// step) or temporal (the fastest for many steps), or a comma-separated list.
     #[arg(long, default_value = "all", value_parser = parse_variants)]
     variant: Variants,
     /// Time steps per run (two buffers ping-pong; boundaries keep their input values).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     steps: u32,
+    /// Time steps per pass of the temporal kernel, K (1: single steps only). Default: the element
+    /// type's default depth (3 for f32, 2 for f64, chosen by measurement), or the deepest built
+    /// one that fits in --steps; --steps mod K run as single steps of the streaming kernel.
+    #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
+    fuse: Option<u32>,
     /// Coefficients c0..c6 (centre, x-, x+, y-, y+, z-, z+); default the Laplacian.
     #[arg(long, default_value = "-6,1,1,1,1,1,1", value_parser = parse_coeffs)]
     coeffs: Coefficients,
@@ -255,6 +262,8 @@ struct Row {
     points: usize,
     bytes_per_point: usize,
     check: Option<Comparison>,
+    /// How the steps were launched (the temporal kernel's passes).
+    schedule: Option<temporal::Schedule>,
 }
 
 impl Row {
@@ -289,7 +298,11 @@ fn run_dtype<T: Element + WritableElement>(gpu: &Gpu, args: &Args, input: Array3
     });
     let mut rows = Vec::new();
     for &variant in &args.variant.0 {
-        let ms = median_after_warm_up(repeat, || problem.run(variant, steps))?;
+        let fuse = args.fuse.map(|k| k as usize);
+        let ms = match variant {
+            StencilVariant::Temporal => median_after_warm_up(repeat, || problem.run_fused(fuse, steps))?,
+            _ => median_after_warm_up(repeat, || problem.run(variant, steps))?,
+        };
         let check = match &reference {
             Some(reference) => {
                 let out = problem.output()?;
@@ -307,6 +320,9 @@ fn run_dtype<T: Element + WritableElement>(gpu: &Gpu, args: &Args, input: Array3
             points: input.len(),
             bytes_per_point: 2 * size_of::<T>(),
             check,
+            schedule: (variant == StencilVariant::Temporal)
+                .then(|| temporal::schedule(steps, fuse, T::NAME))
+                .transpose()?,
         });
     }
     if let Some(path) = &args.output {
@@ -340,6 +356,20 @@ fn run_all(gpu: &Gpu, args: &Args, file: Option<NpyGrid>, dtype: DtypeArg, seed:
     Ok(rows)
 }
 
+/// Refuses a `--fuse` depth that no temporal kernel is built with, before anything runs.
+fn check_fuse(args: &Args, dtype: DtypeArg) -> Result<()> {
+    if !args.variant.0.contains(&StencilVariant::Temporal) {
+        return Ok(());
+    }
+    let dtypes: &[&str] = match dtype {
+        DtypeArg::F32 => &["f32"],
+        DtypeArg::F64 => &["f64"],
+        DtypeArg::All => &["f32", "f64"],
+    };
+    let fuse = args.fuse.map(|k| k as usize);
+    dtypes.iter().try_for_each(|d| temporal::schedule(args.steps as usize, fuse, d).map(drop))
+}
+
 /// Refuses, before the kernels load or anything is allocated, a grid that the GPU or the host
 /// cannot hold for every chosen element type (one line, exit status 2).
 fn preflight(args: &Args, grid: Grid3, dtype: DtypeArg) -> Result<()> {
@@ -364,6 +394,7 @@ fn run(args: &Args) -> Result<ExitCode> {
     let dtype = chosen_dtype(args.dtype, file.as_ref().map(NpyGrid::dtype))?;
     check_output(args, dtype)?;
     let grid = file.as_ref().map_or(args.grid, NpyGrid::grid);
+    check_fuse(args, dtype)?;
     preflight(args, grid, dtype)?;
     let gpu = Gpu::with_ptx(args.device, args.ptx)?;
     let seed = args.seed.unwrap_or_else(random::fresh_seed);
@@ -378,7 +409,7 @@ fn run(args: &Args) -> Result<ExitCode> {
                     "ms_per_step": r.ms_per_step, "gpoints_per_s": r.gpoints_per_s(), "gb_per_s": r.gb_per_s(),
                     "copy_ms": r.copy_ms, "ceiling_percent": r.ceiling_percent(),
                     "max_abs_error": r.check.map(|c| c.max_abs_error), "max_rel_error": r.check.map(|c| c.max_rel_error),
-                    "status": r.status(),
+                    "status": r.status(), "schedule": r.schedule.map(|s| s.to_string()),
                 })
             })
             .collect();
@@ -448,6 +479,11 @@ fn run(args: &Args) -> Result<ExitCode> {
                 copy.gb_per_s(),
                 copy.gpoints_per_s()
             );
+        }
+        for r in &rows {
+            if let Some(schedule) = r.schedule {
+                println!("temporal {}: {schedule}", r.dtype);
+            }
         }
         if let Some(path) = &args.output {
             println!("result of {} {} written to {}", rows[0].variant, rows[0].dtype, path.display());

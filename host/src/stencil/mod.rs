@@ -1,14 +1,16 @@
 //! The seven-point stencil on the host: variants and their launch shapes, device buffers
 //! that ping-pong over time steps, the `ndarray` reference, grid shapes.
 //!
-//! Which variant to use: [`StencilVariant::Streaming`] for speed (the library's fastest
-//! kernel, near the copy ceiling on large grids); the book's four (`Basic`, `SharedTiled`,
+//! Which variant to use: [`StencilVariant::Temporal`] for speed over many time steps (`K` steps
+//! per pass over the grid, past the single-step copy ceiling), [`StencilVariant::Streaming`] for
+//! one step (near the copy ceiling on large grids); the book's four (`Basic`, `SharedTiled`,
 //! `Coarsened`, `RegisterTiled`) to read next to PMPP chapter 8.
 
 mod problem;
 mod reference;
 mod shape;
 pub mod streaming;
+pub mod temporal;
 mod variant;
 
 pub use problem::StencilProblem;

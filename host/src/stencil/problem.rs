@@ -2,11 +2,11 @@
 //! and timed launches of any variant.
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
-use gpu_kernels::stencil::tiles::StreamingShape;
+use gpu_kernels::stencil::tiles::{StreamingShape, TemporalShape};
 use gpu_kernels::stencil::{Coeffs, Grid3};
 use ndarray::{Array3, ArrayView3};
 
-use super::{StencilVariant, grid_of, streaming};
+use super::{StencilVariant, grid_of, streaming, temporal};
 use crate::error::CudaContext as _;
 use crate::gpu::ByValue;
 use crate::preflight::{self, StencilNeed};
@@ -48,21 +48,70 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// Runs `steps` time steps of `variant` from the input and returns the GPU time of the
     /// steps in milliseconds (CUDA events; the reset of the buffers is not timed). The first
     /// step's output buffer is poisoned with NaN beforehand, so unwritten points show.
+    /// The temporal variant fuses steps as [`run_fused`](Self::run_fused) with no `fuse` given.
     pub fn run(&mut self, variant: StencilVariant, steps: usize) -> Result<f64> {
         match variant {
-            StencilVariant::Streaming => {
-                let default = streaming::default_shape(T::NAME);
-                let sms = self.gpu.info.multiprocessors.max(1) as u32;
-                self.run_streaming(streaming::fill(default, self.grid, sms), steps)
-            }
+            StencilVariant::Streaming => self.run_streaming(self.streaming_default(), steps),
+            StencilVariant::Temporal => self.run_fused(None, steps),
             _ => self.run_with_tile(variant, variant.default_tile(), steps),
         }
+    }
+
+    /// The streaming kernel's default shape for this grid ([`streaming::fill`]).
+    fn streaming_default(&self) -> StreamingShape {
+        let sms = self.gpu.info.multiprocessors.max(1) as u32;
+        streaming::fill(streaming::default_shape(T::NAME), self.grid, sms)
+    }
+
+    /// `steps` time steps with the temporal kernel: passes of `fuse` steps each (default: the
+    /// default depth, or fewer for fewer steps, [`temporal::schedule`]), then the remainder as
+    /// single steps of the streaming kernel. `fuse = Some(1)` runs single steps only.
+    pub fn run_fused(&mut self, fuse: Option<usize>, steps: usize) -> Result<f64> {
+        let schedule = temporal::schedule(steps, fuse, T::NAME)?;
+        self.run_schedule(schedule)
+    }
+
+    /// As [`run_fused`](Self::run_fused), with the temporal kernel of `shape`: `steps / K`
+    /// passes, then `steps mod K` single steps.
+    pub fn run_temporal(&mut self, shape: TemporalShape, steps: usize) -> Result<f64> {
+        let depth = shape.kernel.depth.max(1);
+        self.run_schedule(temporal::Schedule {
+            shape: Some(shape),
+            passes: steps / depth,
+            single_steps: steps % depth,
+        })
+    }
+
+    fn run_schedule(&mut self, schedule: temporal::Schedule) -> Result<f64> {
+        let mut launches = Vec::new();
+        if let Some(shape) = schedule.shape.filter(|_| schedule.passes > 0) {
+            let function = self.gpu.function(&temporal::entry_point(shape, T::NAME)?)?;
+            let shared = temporal::shared_bytes(shape, size_of::<T>());
+            self.gpu.allow_shared_memory(&function, shared, "temporal stencil")?;
+            let threads = shape.warps * gpu_kernels::device::warp::LANES;
+            let resident = self.gpu.resident_blocks(&function, threads, shared)?;
+            let runs = temporal::runs(shape, self.grid, resident);
+            let config = temporal::launch_config(shape, self.grid, size_of::<T>(), runs)?;
+            let label = format!("temporal {} ({})", T::NAME, temporal::Describe(shape));
+            launches.push((function, config, label, schedule.passes));
+        }
+        if schedule.single_steps > 0 {
+            let (function, config, label) = self.streaming_launch(self.streaming_default())?;
+            launches.push((function, config, label, schedule.single_steps));
+        }
+        self.run_launches(&launches)
     }
 
     /// As [`run`](Self::run), for the streaming kernel launched with `shape` (its vector
     /// width narrowed to one that divides the rows, see [`streaming::fit`]). [`run`](Self::run)
     /// launches the default shape, with fewer planes per block on small grids ([`streaming::fill`]).
     pub fn run_streaming(&mut self, shape: StreamingShape, steps: usize) -> Result<f64> {
+        let (function, config, label) = self.streaming_launch(shape)?;
+        self.run_function(&function, config, &label, steps)
+    }
+
+    /// The streaming kernel of `shape` fitted to the grid, its launch shape and its label.
+    fn streaming_launch(&self, shape: StreamingShape) -> Result<(CudaFunction, LaunchConfig, String)> {
         let shape = streaming::fit(shape, self.grid, T::NAME);
         let function = self.gpu.function(&streaming::entry_point(shape, T::NAME)?)?;
         let config = streaming::launch_config(shape, self.grid)?;
@@ -77,7 +126,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
             )));
         }
         let label = format!("streaming {} ({})", T::NAME, streaming::Describe(shape));
-        self.run_function(&function, config, &label, steps)
+        Ok((function, config, label))
     }
 
     /// As [`run`](Self::run), with the entry point of input-tile edge `tile` (one of
@@ -98,7 +147,14 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         label: &str,
         steps: usize,
     ) -> Result<f64> {
-        if steps == 0 {
+        self.run_launches(&[(function.clone(), config, label.to_owned(), steps)])
+    }
+
+    /// Runs each `(kernel, launch shape, label, launches)` in turn, ping-ponging the two
+    /// buffers from the input; one launch is one pass (one or more time steps).
+    fn run_launches(&mut self, launches: &[(CudaFunction, LaunchConfig, String, usize)]) -> Result<f64> {
+        let passes: usize = launches.iter().map(|l| l.3).sum();
+        if passes == 0 {
             return Err(Error::BadArgument("the number of time steps must be at least 1".into()));
         }
         let [ping, pong] = &mut self.buffers;
@@ -107,9 +163,13 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         self.result = None;
         let (grid, coeffs) = (ByValue(self.grid), ByValue(self.coeffs));
         let stream = self.gpu.stream();
+        let pass_kernels = launches.iter().flat_map(|(function, config, label, count)| {
+            std::iter::repeat_n((function, *config, label.as_str()), *count)
+        });
+        let labels: Vec<&str> = launches.iter().map(|l| l.2.as_str()).collect();
         let ms = self.gpu.timer()?.time(|| {
-            for step in 0..steps {
-                let (src, dst) = if step % 2 == 0 { (&*ping, &mut *pong) } else { (&*pong, &mut *ping) };
+            for (pass, (function, config, label)) in pass_kernels.enumerate() {
+                let (src, dst) = if pass % 2 == 0 { (&*ping, &mut *pong) } else { (&*pong, &mut *ping) };
                 let mut launch = stream.launch_builder(function);
                 launch.arg(src).arg(dst).arg(&grid).arg(&coeffs);
                 // SAFETY: the entry point takes (input, output, Grid3, Coeffs<T>); both
@@ -119,8 +179,8 @@ impl<'g, T: Element> StencilProblem<'g, T> {
             }
             Ok(())
         });
-        let ms = ms.map_err(|e| e.while_doing(|| format!("running the {label} kernel")))?;
-        self.result = Some(steps % 2);
+        let ms = ms.map_err(|e| e.while_doing(|| format!("running the {} kernel", labels.join(" and "))))?;
+        self.result = Some(passes % 2);
         Ok(ms)
     }
 

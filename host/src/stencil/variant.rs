@@ -28,14 +28,24 @@ pub enum StencilVariant {
     /// Fig. 8.12: coarsened along z, one plane in shared memory, z neighbours in registers.
     RegisterTiled,
     /// Beyond the book: 2.5D streaming along z, z neighbours in registers, x–y neighbours
-    /// from L1/L2, 16-byte vector loads, no barriers. The fastest: use this one for speed.
+    /// from L1/L2, 16-byte vector loads, no barriers. The fastest single step.
     Streaming,
+    /// Beyond the book: temporal blocking, `K` time steps per pass over the grid (2.5D
+    /// streaming with a register queue per time level, overlapping tiles). The fastest for
+    /// many steps: use this one for speed; a single step runs the streaming kernel.
+    Temporal,
 }
 
 impl StencilVariant {
-    /// All variants: the book's, in its order, then the streaming kernel.
-    pub const ALL: [Self; 5] =
-        [Self::Basic, Self::SharedTiled, Self::Coarsened, Self::RegisterTiled, Self::Streaming];
+    /// All variants: the book's, in its order, then the streaming and temporal kernels.
+    pub const ALL: [Self; 6] = [
+        Self::Basic,
+        Self::SharedTiled,
+        Self::Coarsened,
+        Self::RegisterTiled,
+        Self::Streaming,
+        Self::Temporal,
+    ];
 
     /// The name used on the command line and in reports (`shared-tiled`).
     pub fn name(self) -> &'static str {
@@ -45,10 +55,12 @@ impl StencilVariant {
             Self::Coarsened => "coarsened",
             Self::RegisterTiled => "register-tiled",
             Self::Streaming => "streaming",
+            Self::Temporal => "temporal",
         }
     }
 
-    /// The book's figure (for the streaming kernel, its idea: 2.5D blocking).
+    /// The book's figure (for the kernels beyond the book, their idea: 2.5D blocking, and
+    /// temporal blocking).
     pub fn figure(self) -> &'static str {
         match self {
             Self::Basic => "Fig. 8.6",
@@ -56,14 +68,15 @@ impl StencilVariant {
             Self::Coarsened => "Fig. 8.10",
             Self::RegisterTiled => "Fig. 8.12",
             Self::Streaming => "2.5D",
+            Self::Temporal => "2.5D × K",
         }
     }
 
-    /// The input-tile edge `T` of the main entry point (the basic and streaming kernels have
-    /// no tile: 0).
+    /// The input-tile edge `T` of the main entry point (the basic kernel and those beyond the
+    /// book have none: 0).
     pub fn default_tile(self) -> usize {
         match self {
-            Self::Basic | Self::Streaming => 0,
+            Self::Basic | Self::Streaming | Self::Temporal => 0,
             Self::SharedTiled => SHARED_TILED_IN_TILE_DIM,
             Self::Coarsened => COARSENED_IN_TILE_DIM,
             Self::RegisterTiled => REGISTER_TILED_IN_TILE_DIM,
@@ -72,11 +85,12 @@ impl StencilVariant {
 
     /// Every tile edge with an entry point: the default, plus the tiling sweep's. None for the
     /// streaming kernel, whose shapes are [`StreamingShape`](gpu_kernels::stencil::tiles::StreamingShape)s
-    /// (see [`streaming`](super::streaming)).
+    /// (see [`streaming`](super::streaming)); nor for the temporal kernel (see
+    /// [`temporal`](super::temporal)).
     pub fn tiles(self) -> &'static [usize] {
         match self {
             Self::Basic => &[0],
-            Self::Streaming => &[],
+            Self::Streaming | Self::Temporal => &[],
             Self::SharedTiled => &[SHARED_TILED_IN_TILE_DIM],
             Self::Coarsened => &COARSENED_SWEEP,
             Self::RegisterTiled => &REGISTER_TILED_SWEEP,
@@ -85,11 +99,14 @@ impl StencilVariant {
 
     /// The PTX entry point for element type `dtype` (`"f32"`, `"f64"`); for the streaming
     /// kernel, that of its default shape, which grids with rows of odd length replace by a
-    /// narrower one ([`streaming::fit`](super::streaming::fit)).
+    /// narrower one ([`streaming::fit`](super::streaming::fit)); for the temporal kernel, that of
+    /// its default depth.
     pub fn entry_point(self, dtype: &str) -> String {
         match self {
             Self::Streaming => super::streaming::entry_point(super::streaming::default_shape(dtype), dtype)
                 .expect("the default streaming shape is built"),
+            Self::Temporal => super::temporal::entry_point(super::temporal::default_shape(dtype), dtype)
+                .expect("the default temporal shape is built"),
             _ => format!("stencil7_{}_{dtype}", self.name().replace('-', "_")),
         }
     }
@@ -141,6 +158,17 @@ impl StencilVariant {
                 let dtype = if element_bytes == 8 { "f64" } else { "f32" };
                 let shape = super::streaming::fit(super::streaming::default_shape(dtype), grid, dtype);
                 return super::streaming::launch_config(shape, grid);
+            }
+            // One run along z per column; `StencilProblem::run` splits the columns into runs
+            // from the GPU's resident blocks (`temporal::runs`).
+            Self::Temporal => {
+                let dtype = if element_bytes == 8 { "f64" } else { "f32" };
+                return super::temporal::launch_config(
+                    super::temporal::default_shape(dtype),
+                    grid,
+                    element_bytes,
+                    1,
+                );
             }
         };
         if grid_dim.1 > MAX_GRID_YZ || grid_dim.2 > MAX_GRID_YZ {
