@@ -39,7 +39,7 @@ use std::process::ExitCode;
 use clap::{Parser, ValueEnum};
 use gpu_kernels::stencil::Coeffs;
 use host::report::{Table, gpu_line};
-use host::stencil::{StencilProblem, StencilVariant, temporal};
+use host::stencil::{StencilProblem, temporal};
 use host::{Element, Gpu};
 use ndarray::{Array3, ArrayView2, ArrayView3, Axis};
 
@@ -264,27 +264,17 @@ fn write_slice<T: Element>(dir: &Path, step: usize, u: ArrayView3<T>) -> BoxResu
     Ok(path)
 }
 
-/// Runs `steps` steps of the temporal kernel from `from`; returns the grid and the GPU time (ms).
+/// Runs `steps` steps of the temporal kernel from `from`, `fuse` steps per pass (default: the
+/// library's choice; `Some(1)`: single steps); returns the grid and the GPU time (ms).
 fn advance<T: Element>(
     gpu: &Gpu,
     from: ArrayView3<T>,
     coeffs: Coeffs<T>,
     steps: usize,
+    fuse: Option<usize>,
 ) -> host::Result<(Array3<T>, f64)> {
     let mut problem = StencilProblem::new(gpu, from, coeffs)?;
-    let ms = problem.run(StencilVariant::Temporal, steps)?;
-    Ok((problem.output()?, ms))
-}
-
-/// Runs `steps` single steps (no fusion) from `from`; returns the grid and the GPU time (ms).
-fn single_steps<T: Element>(
-    gpu: &Gpu,
-    from: ArrayView3<T>,
-    coeffs: Coeffs<T>,
-    steps: usize,
-) -> host::Result<(Array3<T>, f64)> {
-    let mut problem = StencilProblem::new(gpu, from, coeffs)?;
-    let ms = problem.run_fused(Some(1), steps)?;
+    let ms = problem.run_fused(fuse, steps)?;
     Ok((problem.output()?, ms))
 }
 
@@ -423,7 +413,7 @@ fn simulate<T: Float>(gpu: &Gpu, args: &Args) -> BoxResult<bool> {
     for (i, &step) in at.iter().enumerate() {
         if i > 0 {
             let ms;
-            (current, ms) = advance(gpu, current.view(), coeffs, step - at[i - 1])?;
+            (current, ms) = advance(gpu, current.view(), coeffs, step - at[i - 1], None)?;
             fused_ms += ms;
         }
         snapshots.push(Snapshot::of(step, current.view()));
@@ -434,7 +424,7 @@ fn simulate<T: Float>(gpu: &Gpu, args: &Args) -> BoxResult<bool> {
         println!("wrote {}", path.display());
     }
 
-    let (single, single_ms) = single_steps(gpu, initial.view(), coeffs, steps)?;
+    let (single, single_ms) = advance(gpu, initial.view(), coeffs, steps, Some(1))?;
     let bits_ok = check_bits(current.view(), single.view(), steps);
     let bounds_ok = check_bounds(&snapshots);
     let gpoints = |ms: f64| (n as f64).powi(3) * steps as f64 / ms / 1e6;
