@@ -519,6 +519,20 @@ mod tests {
     }
 
     #[test]
+    fn fusion_depths_are_checked_before_the_gpu() {
+        let fuse = |extra: &[&str]| {
+            let args = parse(&[&["--variant", "temporal", "--steps", "64"], extra].concat()).unwrap();
+            check_fuse(&args, args.dtype.unwrap_or(DtypeArg::All))
+        };
+        assert!(fuse(&[]).is_ok());
+        assert!(fuse(&["--fuse", "1"]).is_ok());
+        assert!(fuse(&["--fuse", "3", "--dtype", "f64"]).is_ok());
+        let err = fuse(&["--fuse", "5"]).unwrap_err().to_string();
+        assert!(err.contains("--fuse 5") && err.contains("fusion depths"), "{err}");
+        assert!(parse(&["--fuse", "0"]).unwrap_err().to_string().contains("fuse"));
+    }
+
+    #[test]
     fn every_option_parses() {
         let args = parse(&[
             "--grid",
