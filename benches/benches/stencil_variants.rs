@@ -156,7 +156,7 @@ fn temporal_depths<T: Element>(c: &mut Criterion, gpu: &Gpu, shape: (usize, usiz
     group.bench_function("rust/streaming", |b| {
         b.iter_custom(|iters| from_ms(or_exit(problem.run_streaming(single, steps(iters)))))
     });
-    for shape in temporal::sweep(T::NAME) {
+    for &shape in temporal::sweep(T::NAME) {
         let default = if shape == temporal::default_shape(T::NAME) { " (default)" } else { "" };
         group.bench_function(format!("rust/temporal {}{default}", temporal::Describe(shape)), |b| {
             b.iter_custom(|iters| from_ms(or_exit(problem.run_temporal(shape, steps(iters)))))

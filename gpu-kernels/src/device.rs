@@ -237,6 +237,25 @@ impl<T: Copy, const N: usize> SharedCube<T, N> {
     }
 }
 
+/// `value`, hidden from the optimiser at this point of the program (a `mov` it may not remove
+/// or move across other side effects such as barriers): work that depends on it cannot be
+/// hoisted above it. Unlike `core::hint::black_box` it needs no local memory.
+#[inline(always)]
+pub fn opaque(value: i32) -> i32 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let hidden: i32;
+        // SAFETY: a register move; not `pure`, so it stays where it is written.
+        unsafe {
+            core::arch::asm!("mov.b32 {d}, {s};", d = out(reg32) hidden, s = in(reg32) value,
+                options(nomem, nostack, preserves_flags))
+        };
+        hidden
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    value
+}
+
 /// Exchanging registers between the lanes of a warp (`__shfl_up_sync` / `__shfl_down_sync`
 /// with every lane taking part). Values of 4 or 8 bytes; an 8-byte value moves as two 32-bit
 /// shuffles.

@@ -26,11 +26,14 @@ pub fn entry_points() -> Vec<(String, usize)> {
             let entry = streaming::entry_point(streaming::shape_of(kernel), dtype).expect("a built kernel");
             entries.push((entry, 0));
         }
-        for shape in temporal::sweep(dtype) {
+        for &shape in temporal::sweep(dtype) {
             let entry = temporal::entry_point(shape, dtype).expect("a built kernel");
             entries.push((entry, temporal::shared_bytes(shape, if dtype == "f64" { 8 } else { 4 })));
         }
     }
+    // A temporal kernel's shared memory grows with the warps of its shapes: keep the largest.
+    entries.sort_by(|a, b| a.0.cmp(&b.0).then(b.1.cmp(&a.1)));
+    entries.dedup_by(|later, first| later.0 == first.0);
     for variant in MergeVariant::ALL {
         for (dtype, bytes) in MergeVariant::KEY_TYPES {
             for &factor in variant.coarsenings(dtype) {

@@ -225,7 +225,7 @@ fn every_temporal_kernel<T: Element>() {
             references.push(stencil::reference_step(references.last().unwrap().view(), coeffs));
         }
         let mut problem = stencil::StencilProblem::new(&gpu, input.view(), coeffs).unwrap();
-        for &s in &kernels {
+        for &s in kernels {
             let k = s.kernel.depth;
             for steps in [1, k - 1, k, k + 1] {
                 problem.run_temporal(s, steps).unwrap();

@@ -117,6 +117,6 @@ macro_rules! temporal_entry_points {
 // The fusion depths and rows per thread of the benchmarks' sweep (`tiles::TEMPORAL_SWEEP_F32`,
 // `TEMPORAL_SWEEP_F64`); the defaults are among them.
 temporal_entry_points! {
-    TEMPORAL_KERNELS_F32: f32 => [(2, 4), (3, 4), (4, 4), (6, 4), (8, 4), (4, 2), (4, 8)];
-    TEMPORAL_KERNELS_F64: f64 => [(2, 2), (3, 2), (4, 2), (2, 4), (4, 4), (6, 2)];
+    TEMPORAL_KERNELS_F32: f32 => [(2, 4), (3, 4), (4, 4), (6, 4), (8, 4), (2, 2), (3, 2), (4, 2), (4, 8)];
+    TEMPORAL_KERNELS_F64: f64 => [(2, 2), (3, 2), (4, 2), (6, 2), (2, 1), (3, 1), (2, 4), (4, 4)];
 }

@@ -24,19 +24,19 @@
 
 use super::{Coeffs, Grid3, Neighbours};
 use crate::Real;
-use crate::device::SharedArray;
 use crate::device::thread::*;
 use crate::device::warp::{LANES, from_lane_above, from_lane_below};
+use crate::device::{SharedArray, opaque};
 
 /// The `ROWS` points of one plane that a thread owns (one column x, consecutive rows y),
 /// at one time level.
 type Column<T, const ROWS: usize> = [T; ROWS];
 
 /// Elements of shared memory a block of `warps` warps needs for fusion depth `k`: for every
-/// level below `k`, each warp's top and bottom rows, twice (alternate planes use alternate
-/// halves, so one barrier per plane separates writes from reads).
+/// level below `k`, each warp's top and bottom rows, three times (consecutive planes use
+/// different thirds, so one barrier per plane separates writes from reads).
 pub const fn temporal_shared_elements(k: usize, warps: usize) -> usize {
-    2 * k * warps * 2 * LANES as usize
+    3 * k * warps * 2 * LANES as usize
 }
 
 /// Output points per tile along x and y for fusion depth `k`: the tile less `k` on each side.
@@ -94,76 +94,90 @@ pub unsafe fn stencil_temporal<T: Real, const K: usize, const ROWS: usize>(
     // Level `t` of plane `i − 2t` is the centre of its queue during iteration `i`. The run's
     // output planes `z_start..z_end` are level `K` of the centres of level `K − 1`; the first
     // iteration is the first whose level-1 result a stored point depends on.
+    //
+    // Each level's queue is a ring of three register slots: in the `j`-th iteration of three,
+    // slot `j` holds the plane below, `j + 1` the centre, `j + 2` the plane above (mod 3). The
+    // loop body is written out three times, so every slot index is a constant and the queue
+    // advances by renaming registers, not by moving them; the up to two iterations past `last`
+    // store nothing (their level-K planes lie past the run).
     let first = z_start as i32 - halo + 1;
     let last = z_end as i32 - 1 + 2 * (halo - 1);
-    let start = load(first);
-    let mut below: [Column<T, ROWS>; K] = [load(first - 1); K];
-    let mut centre: [Column<T, ROWS>; K] = [start; K];
-    let mut above: [Column<T, ROWS>; K] = [load(first + 1); K];
-    // `pending[0]` is the input plane two ahead; `pending[t]` level `t` just computed.
-    let mut pending: [Column<T, ROWS>; K] = [start; K];
+    let mut queue: [[Column<T, ROWS>; 3]; K] = [[load(first - 1), load(first), load(first + 1)]; K];
 
     // SAFETY: the launch provides `temporal_shared_elements(K, warps)` elements; each thread
     // writes only its own lane's slots, and one barrier per plane separates the writes to one
-    // half from the reads of it (the next writes go to the other half).
+    // third from the reads of it (the next two iterations write the other thirds). Slots are
+    // laid out `[third][level][warp][top, bottom][lane]`; the first and last warps read their own
+    // edge rows in place of a missing neighbour's (values that feed only rows outside the output).
     let edges = unsafe { SharedArray::<T>::at_offset(0) };
-    let slot = |half: i32, t: usize, w: u32, bottom: bool| {
-        ((((half as usize * K + t) * warps as usize + w as usize) * 2 + bottom as usize) * LANES as usize)
-            + lane as usize
-    };
-    for i in first..=last {
-        pending[0] = load(i + 2);
-        let half = i & 1;
-        for (t, level) in centre.iter().enumerate() {
-            // SAFETY: own slots, see above.
-            unsafe {
-                edges.write(slot(half, t, warp, false), level[0]);
-                edges.write(slot(half, t, warp, true), level[ROWS - 1]);
+    let row_slot = |w: u32, bottom: usize| (w as usize * 2 + bottom) * LANES as usize + lane as usize;
+    let (own_top, own_bottom) = (row_slot(warp, 0), row_slot(warp, 1));
+    let from_above = row_slot(warp.saturating_sub(1), 1);
+    let from_below = row_slot((warp + 1).min(warps - 1), 0);
+    let level_slots = warps as usize * 2 * LANES as usize;
+
+    // Iteration `$i`, the `$j`-th of three.
+    macro_rules! iteration {
+        ($i:expr, $j:literal) => {{
+            // Opaque, so that the work of later iterations is not hoisted into this one (it
+            // would hold registers across the barrier).
+            let i: i32 = opaque($i);
+            let (below, centre, above) = ($j, ($j + 1) % 3, ($j + 2) % 3);
+            let entering = load(i + 2);
+            for (t, levels) in queue.iter().enumerate() {
+                let at = ($j * K + t) * level_slots;
+                // SAFETY: own slots, see above.
+                unsafe {
+                    edges.write(at + own_top, levels[centre][0]);
+                    edges.write(at + own_bottom, levels[centre][ROWS - 1]);
+                }
             }
-        }
-        sync_threads();
-        for t in 0..K {
-            let plane = i - 2 * t as i32;
-            let z_interior = interior(plane, nz);
-            // SAFETY: the neighbouring warps' slots, written before the barrier.
-            let (edge_above, edge_below) = unsafe {
-                (
-                    if warp > 0 { edges.read(slot(half, t, warp - 1, true)) } else { centre[t][0] },
-                    if warp + 1 < warps {
-                        edges.read(slot(half, t, warp + 1, false))
-                    } else {
-                        centre[t][ROWS - 1]
-                    },
-                )
-            };
-            let level: Column<T, ROWS> = core::array::from_fn(|r| {
-                let center = centre[t][r];
-                let value = c.apply(Neighbours {
-                    center,
-                    x_minus: from_lane_below(center),
-                    x_plus: from_lane_above(center),
-                    y_minus: if r == 0 { edge_above } else { centre[t][r - 1] },
-                    y_plus: if r == ROWS - 1 { edge_below } else { centre[t][r + 1] },
-                    z_minus: below[t][r],
-                    z_plus: above[t][r],
+            sync_threads();
+            // From the top level down, so that level `t` may overwrite the `below` slot of
+            // level `t + 1`, whose own step this iteration is done.
+            for t in (0..K).rev() {
+                let plane = i - 2 * t as i32;
+                let z_interior = interior(plane, nz);
+                let at = ($j * K + t) * level_slots;
+                // SAFETY: the neighbouring warps' slots, written before the barrier.
+                let (edge_above, edge_below) =
+                    unsafe { (edges.read(at + from_above), edges.read(at + from_below)) };
+                let [q_below, q_centre, q_above] = [queue[t][below], queue[t][centre], queue[t][above]];
+                let level: Column<T, ROWS> = core::array::from_fn(|r| {
+                    let center = q_centre[r];
+                    let value = c.apply(Neighbours {
+                        center,
+                        x_minus: from_lane_below(center),
+                        x_plus: from_lane_above(center),
+                        y_minus: if r == 0 { edge_above } else { q_centre[r - 1] },
+                        y_plus: if r == ROWS - 1 { edge_below } else { q_centre[r + 1] },
+                        z_minus: q_below[r],
+                        z_plus: q_above[r],
+                    });
+                    if z_interior && x_interior && y_interior[r] { value } else { center }
                 });
-                if z_interior && x_interior && y_interior[r] { value } else { center }
-            });
-            if t + 1 < K {
-                pending[t + 1] = level;
-            } else if stores_x && (z_start as i32..z_end as i32).contains(&plane) {
-                let at = plane as usize * grid.plane_stride();
-                for r in 0..ROWS {
-                    if stores_y[r] {
-                        // SAFETY: the point lies in the grid (`stores_x`, `stores_y`, the
-                        // run's planes), so `rows[r]` is its unclamped offset.
-                        unsafe { *output.add(at + rows[r]) = level[r] };
+                if t + 1 < K {
+                    queue[t + 1][below] = level;
+                } else if stores_x && (z_start as i32..z_end as i32).contains(&plane) {
+                    let at = plane as usize * grid.plane_stride();
+                    for r in 0..ROWS {
+                        if stores_y[r] {
+                            // SAFETY: the point lies in the grid (`stores_x`, `stores_y`, the
+                            // run's planes), so `rows[r]` is its unclamped offset.
+                            unsafe { *output.add(at + rows[r]) = level[r] };
+                        }
                     }
                 }
             }
-        }
-        below = centre;
-        centre = above;
-        above = pending;
+            queue[0][below] = entering;
+        }};
+    }
+
+    let mut i = first;
+    while i <= last {
+        iteration!(i, 0);
+        iteration!(i + 1, 1);
+        iteration!(i + 2, 2);
+        i += 3;
     }
 }

@@ -152,14 +152,51 @@ impl TemporalShape {
     }
 }
 
-/// The temporal kernel's default shape for `f32`: 3 steps per pass, 4 rows per thread, 8 warps.
-/// Chosen on an H200 (2026-11-30, 64 steps, `stencil --fuse K`): at 512³ depth 3 ran 575
-/// Gpoints/s per step, depth 2 566, depth 4 459, depth 6 280, single steps 492 (the copy: 517).
-/// Deeper fusion loses to the redundant halo work of overlapping tiles (docs/stencil-h200.md).
-pub const TEMPORAL_F32: TemporalShape =
-    TemporalShape { kernel: TemporalKernel { depth: 3, rows: 4 }, warps: 8 };
+/// The temporal kernel's default shape for `f32`: 3 steps per pass, 4 rows per thread, 8 warps
+/// (a 32 × 32 tile writing its inner 26 × 26). Chosen by the criterion sweep on an H200
+/// (2026-11-30, 64 steps at 512³, `TEMPORAL_SWEEP_F32`): 605 Gpoints/s per step, 1.15× the copy;
+/// depth 4 with 8 rows 600, depth 4 567, depth 2 513, depth 6 374, depth 8 294. Deeper fusion
+/// loses to the redundant halo work of overlapping tiles (docs/stencil-h200.md).
+pub const TEMPORAL_F32: TemporalShape = temporal(3, 4, 8);
 
-/// The temporal kernel's default shape for `f64`: 2 steps per pass, 2 rows per thread, 8 warps
-/// (same run: depth 2 287 Gpoints/s per step, 3 259, 4 215, single steps 249).
-pub const TEMPORAL_F64: TemporalShape =
-    TemporalShape { kernel: TemporalKernel { depth: 2, rows: 2 }, warps: 8 };
+/// The temporal kernel's default shape for `f64`: 4 steps per pass, 4 rows per thread, 8 warps.
+/// Same sweep: 318 Gpoints/s per step, 1.20× the copy; 3 steps with 2 rows × 16 warps 316,
+/// depth 2 or 3 with 2 rows 294, depth 4 with 2 rows 244, depth 6 98.
+pub const TEMPORAL_F64: TemporalShape = temporal(4, 4, 8);
+
+/// `TemporalShape` from depth, rows per thread and warps per block, the order the sweep's names
+/// (`k3 r4 w8`) write them.
+const fn temporal(depth: usize, rows: usize, warps: u32) -> TemporalShape {
+    TemporalShape { kernel: TemporalKernel { depth, rows }, warps }
+}
+
+/// The benchmarks' temporal sweep for `f32`: the depths at 4 rows × 8 warps (a 32 × 32 tile),
+/// the same tile as 2 rows × 16 warps (half the registers per thread, twice the threads), and
+/// 16- and 64-row tiles at depth 4.
+pub const TEMPORAL_SWEEP_F32: [TemporalShape; 10] = [
+    temporal(2, 4, 8),
+    temporal(3, 4, 8),
+    temporal(4, 4, 8),
+    temporal(6, 4, 8),
+    temporal(8, 4, 8),
+    temporal(2, 2, 16),
+    temporal(3, 2, 16),
+    temporal(4, 2, 16),
+    temporal(4, 2, 8),
+    temporal(4, 8, 8),
+];
+
+/// The benchmarks' temporal sweep for `f64`: the depths at 2 rows × 8 warps, the same tile as
+/// 1 row × 16 warps, and 32-row tiles (4 rows × 8 warps, 2 × 16).
+pub const TEMPORAL_SWEEP_F64: [TemporalShape; 10] = [
+    temporal(2, 2, 8),
+    temporal(3, 2, 8),
+    temporal(4, 2, 8),
+    temporal(6, 2, 8),
+    temporal(2, 1, 16),
+    temporal(3, 1, 16),
+    temporal(2, 4, 8),
+    temporal(4, 4, 8),
+    temporal(2, 2, 16),
+    temporal(3, 2, 16),
+];

@@ -89,6 +89,15 @@ impl<'g, T: Element> StencilProblem<'g, T> {
             let shared = temporal::shared_bytes(shape, size_of::<T>());
             self.gpu.allow_shared_memory(&function, shared, "temporal stencil")?;
             let threads = shape.warps * gpu_kernels::device::warp::LANES;
+            let most = function
+                .max_threads_per_block()
+                .context(|| "reading the temporal kernel's largest block".into())?;
+            if threads as i32 > most {
+                return Err(Error::BadArgument(format!(
+                    "a temporal block of {threads} threads is over the {most} this kernel's registers allow ({})",
+                    temporal::Describe(shape)
+                )));
+            }
             let resident = self.gpu.resident_blocks(&function, threads, shared)?;
             let runs = temporal::runs(shape, self.grid, resident);
             let config = temporal::launch_config(shape, self.grid, size_of::<T>(), runs)?;

@@ -9,7 +9,9 @@ use std::fmt;
 
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::device::warp::LANES;
-use gpu_kernels::stencil::tiles::{TEMPORAL_F32, TEMPORAL_F64, TemporalKernel, TemporalShape};
+use gpu_kernels::stencil::tiles::{
+    TEMPORAL_F32, TEMPORAL_F64, TEMPORAL_SWEEP_F32, TEMPORAL_SWEEP_F64, TemporalKernel, TemporalShape,
+};
 use gpu_kernels::stencil::{
     Grid3, TEMPORAL_KERNELS_F32, TEMPORAL_KERNELS_F64, temporal_out_tile, temporal_shared_elements,
 };
@@ -33,10 +35,12 @@ pub fn kernels(dtype: &str) -> &'static [TemporalKernel] {
     }
 }
 
-/// The benchmarks' sweep for `dtype`: every built kernel with the default's warps per block.
-pub fn sweep(dtype: &str) -> Vec<TemporalShape> {
-    let warps = default_shape(dtype).warps;
-    kernels(dtype).iter().map(|&kernel| TemporalShape { kernel, warps }).collect()
+/// The benchmarks' sweep of shapes for `dtype` (it holds the default).
+pub fn sweep(dtype: &str) -> &'static [TemporalShape] {
+    match dtype {
+        "f64" => &TEMPORAL_SWEEP_F64,
+        _ => &TEMPORAL_SWEEP_F32,
+    }
 }
 
 /// The built fusion depths for `dtype`, ascending, without repeats.
@@ -212,10 +216,18 @@ mod tests {
     #[test]
     fn the_defaults_are_built() {
         for dtype in ["f32", "f64"] {
-            assert!(entry_point(default_shape(dtype), dtype).is_ok(), "{dtype}");
-            assert!(sweep(dtype).contains(&default_shape(dtype)));
+            assert!(sweep(dtype).contains(&default_shape(dtype)), "{dtype}");
+            for &shape in sweep(dtype) {
+                assert!(entry_point(shape, dtype).is_ok(), "{} {dtype}", Describe(shape));
+                assert!(launch_config(shape, Grid3 { nx: 3, ny: 3, nz: 3 }, 8, 1).is_ok());
+            }
+            // Every built kernel is in the sweep.
+            for &kernel in kernels(dtype) {
+                assert!(sweep(dtype).iter().any(|s| s.kernel == kernel), "{kernel:?} {dtype}");
+            }
         }
-        assert_eq!(entry_point(TEMPORAL_F64, "f64").unwrap(), "stencil7_temporal_k2_r2_f64");
+        let k2_r2 = TemporalShape { kernel: TemporalKernel { depth: 2, rows: 2 }, warps: 8 };
+        assert_eq!(entry_point(k2_r2, "f64").unwrap(), "stencil7_temporal_k2_r2_f64");
         let missing = TemporalShape { kernel: TemporalKernel { depth: 5, rows: 3 }, warps: 8 };
         assert!(entry_point(missing, "f32").unwrap_err().to_string().contains("k2_r4"));
     }
@@ -247,7 +259,7 @@ mod tests {
         // 32 lanes and 8 warps × 4 rows, less 4 on each side: 24 × 24 output points per tile.
         assert_eq!(config.grid_dim, (512_u32.div_ceil(24), 512_u32.div_ceil(24), 1));
         assert_eq!(config.block_dim, (32, 8, 1));
-        assert_eq!(config.shared_mem_bytes as usize, 2 * 4 * 8 * 2 * 32 * 4);
+        assert_eq!(config.shared_mem_bytes as usize, 3 * 4 * 8 * 2 * 32 * 4);
         let too_deep = TemporalShape { kernel: TemporalKernel { depth: 4, rows: 1 }, warps: 8 };
         assert!(launch_config(too_deep, CUBE_512, 4, 1).is_err());
     }
