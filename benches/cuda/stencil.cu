@@ -29,8 +29,16 @@ __device__ __forceinline__ size_t index(Grid3 g, int i, int j, int k) {
 template <typename T>
 __device__ __forceinline__ T apply(const Coeffs<T>& c, T center, T x_minus, T x_plus, T y_minus,
                                    T y_plus, T z_minus, T z_plus) {
-    return c.c[0] * center + c.c[1] * x_minus + c.c[2] * x_plus + c.c[3] * y_minus +
-           c.c[4] * y_plus + c.c[5] * z_minus + c.c[6] * z_plus;
+    // As the Rust `Coeffs::apply`: the centre's product, then one fused multiply-add per
+    // neighbour, left to right (written out: the twins are compiled with --fmad=false).
+    T sum = c.c[0] * center;
+    sum = fma(c.c[1], x_minus, sum);
+    sum = fma(c.c[2], x_plus, sum);
+    sum = fma(c.c[3], y_minus, sum);
+    sum = fma(c.c[4], y_plus, sum);
+    sum = fma(c.c[5], z_minus, sum);
+    sum = fma(c.c[6], z_plus, sum);
+    return sum;
 }
 
 // Fig. 8.6: one thread per output point.

@@ -19,6 +19,7 @@
     feature(
         abi_ptx,
         asm_experimental_arch,
+        core_float_math,
         core_intrinsics,
         stdarch_nvptx,
         gpu_intrinsics,
