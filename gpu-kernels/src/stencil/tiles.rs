@@ -152,16 +152,17 @@ impl TemporalShape {
     }
 }
 
-/// The temporal kernel's default shape for `f32`: 3 steps per pass, 4 rows per thread, 8 warps
-/// (a 32 × 32 tile writing its inner 26 × 26). Chosen by the criterion sweep on an H200
-/// (2026-11-30, 64 steps at 512³, `TEMPORAL_SWEEP_F32`): 605 Gpoints/s per step, 1.15× the copy;
-/// depth 4 with 8 rows 600, depth 4 567, depth 2 513, depth 6 374, depth 8 294. Deeper fusion
-/// loses to the redundant halo work of overlapping tiles (docs/stencil-h200.md).
-pub const TEMPORAL_F32: TemporalShape = temporal(3, 4, 8);
+/// The temporal kernel's default shape for `f32`: 4 steps per pass, 8 rows per thread, 8 warps
+/// (a 32 × 64 tile writing its inner 24 × 56; 231 registers, one block per SM). Chosen by the
+/// criterion sweep on an H200 (2026-11-30, 64 steps at 512³, `TEMPORAL_SWEEP_F32`): 719
+/// Gpoints/s per step, 1.36× the copy; depth 4 with 4 rows 693, depth 3 665, 3 with 2 rows × 16
+/// warps 630, depth 2 539, depth 6 462, depth 8 366. Deeper fusion loses to the redundant halo
+/// work of overlapping tiles (docs/stencil-h200.md).
+pub const TEMPORAL_F32: TemporalShape = temporal(4, 8, 8);
 
 /// The temporal kernel's default shape for `f64`: 4 steps per pass, 4 rows per thread, 8 warps.
-/// Same sweep: 318 Gpoints/s per step, 1.20× the copy; 3 steps with 2 rows × 16 warps 316,
-/// depth 2 or 3 with 2 rows 294, depth 4 with 2 rows 244, depth 6 98.
+/// Same sweep: 360 Gpoints/s per step, 1.35× the copy; 3 steps with 2 rows × 16 warps 335, depth
+/// 3 with 2 rows × 8 warps 311, depth 2 305, depth 6 110.
 pub const TEMPORAL_F64: TemporalShape = temporal(4, 4, 8);
 
 /// `TemporalShape` from depth, rows per thread and warps per block, the order the sweep's names

@@ -59,7 +59,7 @@ struct Args {
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     steps: u32,
     /// Time steps per pass of the temporal kernel, K (1: single steps only). Default: the element
-    /// type's default depth (3 for f32, 4 for f64, chosen by measurement), or the deepest built
+    /// type's default depth (4, chosen by measurement), or the deepest built
     /// one that fits in --steps; --steps mod K run as single steps of the streaming kernel.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     fuse: Option<u32>,
