@@ -267,48 +267,46 @@ pub mod warp {
     /// (converged), as with `__shfl_up_sync(0xffffffff, value, 1)`.
     #[inline(always)]
     pub fn from_lane_below<T: Copy>(value: T) -> T {
-        by_words(value, |word| {
-            #[cfg(target_arch = "nvptx64")]
-            {
-                let moved: u32;
-                // SAFETY: a full-warp shuffle touches registers only; not `pure`, so it is never
-                // moved into a branch where some lanes would miss it.
-                unsafe {
-                    core::arch::asm!("shfl.sync.up.b32 {d}, {a}, 1, 0, 0xffffffff;", d = out(reg32) moved, a = in(reg32) word,
-                        options(nostack, preserves_flags))
-                };
-                moved
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            {
-                let _ = word;
-                super::host_call("warp::from_lane_below")
-            }
-        })
+        by_words(value, |word| shuffle_word(word, Direction::Up))
     }
 
     /// The `value` of lane `lane + 1`; lane 31 gets its own. Converged, as
     /// [`from_lane_below`].
     #[inline(always)]
     pub fn from_lane_above<T: Copy>(value: T) -> T {
-        by_words(value, |word| {
-            #[cfg(target_arch = "nvptx64")]
-            {
-                let moved: u32;
-                // SAFETY: a full-warp shuffle touches registers only; not `pure`, so it is never
-                // moved into a branch where some lanes would miss it.
-                unsafe {
-                    core::arch::asm!("shfl.sync.down.b32 {d}, {a}, 1, 31, 0xffffffff;", d = out(reg32) moved, a = in(reg32) word,
-                        options(nostack, preserves_flags))
-                };
-                moved
-            }
-            #[cfg(not(target_arch = "nvptx64"))]
-            {
-                let _ = word;
-                super::host_call("warp::from_lane_above")
-            }
-        })
+        by_words(value, |word| shuffle_word(word, Direction::Down))
+    }
+
+    /// Which neighbour a lane reads: the lane below (`shfl.up`) or above (`shfl.down`).
+    #[derive(Clone, Copy, PartialEq, Eq)]
+    enum Direction {
+        Up,
+        Down,
+    }
+
+    /// One full-warp shuffle of a 32-bit word by one lane.
+    #[inline(always)]
+    fn shuffle_word(word: u32, direction: Direction) -> u32 {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let moved: u32;
+            // SAFETY: a full-warp shuffle touches registers only; not `pure`, so it is never
+            // moved into a branch where some lanes would miss it.
+            unsafe {
+                match direction {
+                    Direction::Up => core::arch::asm!("shfl.sync.up.b32 {d}, {a}, 1, 0, 0xffffffff;",
+                        d = out(reg32) moved, a = in(reg32) word, options(nostack, preserves_flags)),
+                    Direction::Down => core::arch::asm!("shfl.sync.down.b32 {d}, {a}, 1, 31, 0xffffffff;",
+                        d = out(reg32) moved, a = in(reg32) word, options(nostack, preserves_flags)),
+                }
+            };
+            moved
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let _ = (word, direction);
+            super::host_call("warp shuffles")
+        }
     }
 
     /// `value` with `shuffle` applied to each of its 32-bit words.
