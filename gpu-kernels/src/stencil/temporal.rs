@@ -5,7 +5,8 @@
 //! The scheme, and why: a block owns an x–y tile and walks down z, as the streaming kernel
 //! does, holding for every time level `t < K` a queue of three planes of its points in
 //! registers (`below`, `centre`, `above`: the book's `in_prev`/`in_curr`/`in_next`, Fig. 8.12,
-//! once per level). Level `t + 1` of a plane is computed as soon as level `t` has the plane
+//! once per level; a ring of three slots whose roles turn each plane, so the queue advances
+//! without register moves). Level `t + 1` of a plane is computed as soon as level `t` has the plane
 //! and both its z neighbours, so the levels trail each other down z, two planes apart (two, not
 //! one, so that all `K` levels advance together after one barrier per plane). The x neighbours
 //! come from the lanes beside (warp shuffles); the y neighbours from the thread's own rows, and
@@ -16,7 +17,7 @@
 //! work that limits `K`). Overlapped tiles need no grid-wide barrier and no inter-block
 //! communication; the register queues need no shared memory beyond two rows per warp and
 //! level, so several blocks fit per SM. Planes along z are split into runs per block when the
-//! grid has too few tiles to fill the GPU; a run starts `K` planes early to fill its queues.
+//! grid has too few tiles to fill the GPU; a run starts `K − 1` planes early to fill its queues.
 //!
 //! Every point of every level is `Coeffs::apply` on the level before, in the reference's order,
 //! and boundary points keep their input at every level, so the result is bitwise that of `K`
