@@ -13,10 +13,12 @@
 //! linear indices are `usize` (64-bit on both targets), so grids past 2^31 points index right.
 
 mod basic;
+pub mod box27;
 mod coarsened;
 mod entry;
 mod register_tiled;
 mod shared_tiled;
+pub mod star;
 mod streaming;
 mod temporal;
 pub mod tiles;

@@ -9,13 +9,15 @@
 mod problem;
 mod reference;
 mod shape;
+mod stencil_shape;
 pub mod streaming;
 pub mod temporal;
 mod variant;
 
 pub use problem::StencilProblem;
-pub use reference::{reference_step, reference_steps};
+pub use reference::{reference_box_step, reference_star_step, reference_step, reference_steps};
 pub use shape::{MAX_DIM, MIN_DIM, grid_of, parse_grid};
+pub use stencil_shape::StencilShape;
 pub use variant::StencilVariant;
 
 use gpu_kernels::stencil::Coeffs;

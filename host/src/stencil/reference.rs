@@ -1,21 +1,36 @@
-//! The CPU reference: the same point formula (`Coeffs::apply`) over an `ndarray` grid,
-//! interior points in parallel, boundary points copied.
+//! The CPU reference: the same point formulas (`Coeffs::apply`, `StarCoeffs::apply`,
+//! `BoxCoeffs::apply`) over an `ndarray` grid, interior points in parallel, boundary points
+//! copied.
 
+use gpu_kernels::stencil::box27::{BoxCoeffs, Cube};
+use gpu_kernels::stencil::star::{Arm, StarCoeffs};
 use gpu_kernels::stencil::{Coeffs, Neighbours};
 use ndarray::{Array3, ArrayView3, Zip, s};
 
 use crate::Element;
 
-/// One time step: interior points get the stencil, boundary points keep their value.
-pub fn reference_step<T: Element>(input: ArrayView3<T>, coeffs: Coeffs<T>) -> Array3<T> {
+/// A copy of `input` whose points at least `radius` from every face are `point(z, y, x)`
+/// (computed in parallel); the others keep their value.
+fn map_interior<T: Element>(
+    input: ArrayView3<T>,
+    radius: usize,
+    point: impl Fn(usize, usize, usize) -> T + Sync,
+) -> Array3<T> {
     let (nz, ny, nx) = input.dim();
     let mut out = input.to_owned();
-    if nz < 3 || ny < 3 || nx < 3 {
+    if nz <= 2 * radius || ny <= 2 * radius || nx <= 2 * radius {
         return out;
     }
-    Zip::indexed(out.slice_mut(s![1..nz - 1, 1..ny - 1, 1..nx - 1])).par_for_each(|(z, y, x), out| {
-        let (z, y, x) = (z + 1, y + 1, x + 1);
-        *out = coeffs.apply(Neighbours {
+    let r = radius;
+    Zip::indexed(out.slice_mut(s![r..nz - r, r..ny - r, r..nx - r]))
+        .par_for_each(|(z, y, x), out| *out = point(z + r, y + r, x + r));
+    out
+}
+
+/// One time step: interior points get the stencil, boundary points keep their value.
+pub fn reference_step<T: Element>(input: ArrayView3<T>, coeffs: Coeffs<T>) -> Array3<T> {
+    map_interior(input, 1, |z, y, x| {
+        coeffs.apply(Neighbours {
             center: input[[z, y, x]],
             x_minus: input[[z, y, x - 1]],
             x_plus: input[[z, y, x + 1]],
@@ -23,9 +38,38 @@ pub fn reference_step<T: Element>(input: ArrayView3<T>, coeffs: Coeffs<T>) -> Ar
             y_plus: input[[z, y + 1, x]],
             z_minus: input[[z - 1, y, x]],
             z_plus: input[[z + 1, y, x]],
+        })
+    })
+}
+
+/// One time step of the order-`R` star: points within `R` of a face keep their value.
+pub fn reference_star_step<T: Element, const R: usize>(
+    input: ArrayView3<T>,
+    coeffs: StarCoeffs<T, R>,
+) -> Array3<T> {
+    map_interior(input, R, |z, y, x| {
+        let arm = |at: &dyn Fn(usize, bool) -> [usize; 3]| Arm {
+            minus: core::array::from_fn(|d| input[at(d + 1, false)]),
+            plus: core::array::from_fn(|d| input[at(d + 1, true)]),
+        };
+        let step = |c: usize, d: usize, up: bool| if up { c + d } else { c - d };
+        coeffs.apply(
+            input[[z, y, x]],
+            arm(&|d, up| [z, y, step(x, d, up)]),
+            arm(&|d, up| [z, step(y, d, up), x]),
+            arm(&|d, up| [step(z, d, up), y, x]),
+        )
+    })
+}
+
+/// One time step of the 27-point box: boundary points keep their value.
+pub fn reference_box_step<T: Element>(input: ArrayView3<T>, coeffs: BoxCoeffs<T>) -> Array3<T> {
+    map_interior(input, 1, |z, y, x| {
+        let cube: Cube<T> = core::array::from_fn(|dz| {
+            core::array::from_fn(|dy| core::array::from_fn(|dx| input[[z + dz - 1, y + dy - 1, x + dx - 1]]))
         });
-    });
-    out
+        coeffs.apply(&cube)
+    })
 }
 
 /// `steps` time steps (zero steps returns the input).
@@ -87,6 +131,50 @@ mod tests {
             }
             prop_assert_eq!(reference_steps(input.view(), Coeffs(c), steps), expected);
         }
+    }
+
+    /// `x² + 2y² + 3z²` on a grid, whose Laplacian is 12 everywhere.
+    fn quadratic(n: usize) -> Array3<f64> {
+        Array3::from_shape_fn((n, n, n), |(z, y, x)| (x * x + 2 * y * y + 3 * z * z) as f64)
+    }
+
+    fn star<const R: usize>(coeffs: &[f64]) -> StarCoeffs<f64, R> {
+        let axis = |a: usize| core::array::from_fn(|d| coeffs[1 + a * R + d]);
+        StarCoeffs { center: coeffs[0], x: axis(0), y: axis(1), z: axis(2) }
+    }
+
+    #[test]
+    fn high_order_stars_give_the_laplacian_of_a_quadratic_and_keep_their_faces() {
+        use crate::stencil::StencilShape;
+        let input = quadratic(11);
+        let out13 = reference_star_step(input.view(), star::<2>(&StencilShape::Star13.default_coeffs()));
+        let out25 = reference_star_step(input.view(), star::<4>(&StencilShape::Star25.default_coeffs()));
+        for (out, r) in [(&out13, 2), (&out25, 4)] {
+            for ((z, y, x), &v) in out.indexed_iter() {
+                let inside = [z, y, x].iter().all(|&c| (r..11 - r).contains(&c));
+                let expected = if inside { 12.0 } else { input[[z, y, x]] };
+                assert!((v - expected).abs() < 1e-9, "R = {r} at {:?}: {v}", (z, y, x));
+            }
+        }
+    }
+
+    #[test]
+    fn the_box_average_keeps_a_constant_and_weighs_each_class() {
+        let flat = Array3::from_elem((4, 5, 6), 2.0f64);
+        let w = 1.0 / 27.0;
+        let out = reference_box_step(flat.view(), BoxCoeffs { center: w, face: w, edge: w, corner: w });
+        assert!(out.iter().all(|&v| (v - 2.0).abs() < 1e-14));
+        let mut spike = Array3::zeros((5, 5, 5));
+        spike[[2, 2, 2]] = 1.0f64;
+        let out = reference_box_step(
+            spike.view(),
+            BoxCoeffs { center: 1000.0, face: 100.0, edge: 10.0, corner: 1.0 },
+        );
+        assert_eq!(
+            (out[[2, 2, 2]], out[[2, 2, 3]], out[[2, 3, 3]], out[[3, 3, 3]]),
+            (1000.0, 100.0, 10.0, 1.0)
+        );
+        assert_eq!(out.sum(), 1000.0 + 600.0 + 120.0 + 8.0);
     }
 
     #[test]
