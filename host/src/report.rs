@@ -75,6 +75,22 @@ pub fn report_error(program: &str, error: &Error) -> std::process::ExitCode {
     std::process::ExitCode::from(2)
 }
 
+/// The member of `all` named `text` (trimmed, any case, `_` read as `-`), or an error that
+/// lists the names: "unknown {what} `{text}`: expected one of …". For `FromStr` of the
+/// command-line enums (variants, distributions, shapes).
+pub fn find_by_name<V: Copy>(
+    text: &str,
+    all: &[V],
+    name: impl Fn(V) -> &'static str,
+    what: &str,
+) -> crate::Result<V> {
+    let wanted = text.trim().to_ascii_lowercase().replace('_', "-");
+    all.iter().copied().find(|&v| name(v) == wanted).ok_or_else(|| {
+        let names: Vec<_> = all.iter().map(|&v| name(v)).collect();
+        Error::BadArgument(format!("unknown {what} `{text}`: expected one of {}", names.join(", ")))
+    })
+}
+
 /// Parses `all` (every one of `all`) or a comma-separated list of names, for `--variant`.
 pub fn parse_list<V: Copy + std::str::FromStr<Err = Error>>(text: &str, all: &[V]) -> Result<Vec<V>, String> {
     if text == "all" {

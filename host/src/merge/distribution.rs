@@ -184,14 +184,7 @@ impl FromStr for Distribution {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Self> {
-        let wanted = s.replace('_', "-");
-        Self::ALL.into_iter().find(|d| d.name() == wanted).ok_or_else(|| {
-            let names: Vec<_> = Self::ALL.iter().map(|d| d.name()).collect();
-            Error::BadArgument(format!(
-                "unknown input distribution `{s}`: expected one of {}",
-                names.join(", ")
-            ))
-        })
+        crate::report::find_by_name(s, &Self::ALL, Self::name, "input distribution")
     }
 }
 

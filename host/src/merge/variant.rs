@@ -334,10 +334,7 @@ impl FromStr for MergeVariant {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Self> {
-        Self::ALL.into_iter().find(|v| v.name() == s.trim().to_ascii_lowercase()).ok_or_else(|| {
-            let names: Vec<_> = Self::ALL.iter().map(|v| v.name()).collect();
-            Error::BadArgument(format!("unknown merge variant `{s}`: expected one of {}", names.join(", ")))
-        })
+        crate::report::find_by_name(s, &Self::ALL, Self::name, "merge variant")
     }
 }
 

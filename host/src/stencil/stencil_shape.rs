@@ -133,10 +133,7 @@ impl FromStr for StencilShape {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Self> {
-        Self::ALL.into_iter().find(|shape| shape.name() == s.trim().to_lowercase()).ok_or_else(|| {
-            let names: Vec<_> = Self::ALL.iter().map(|s| s.name()).collect();
-            Error::BadArgument(format!("unknown stencil shape `{s}`: expected one of {}", names.join(", ")))
-        })
+        crate::report::find_by_name(s, &Self::ALL, Self::name, "stencil shape")
     }
 }
 

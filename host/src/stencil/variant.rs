@@ -196,11 +196,7 @@ impl FromStr for StencilVariant {
     type Err = Error;
 
     fn from_str(s: &str) -> Result<Self> {
-        let wanted = s.replace('_', "-");
-        Self::ALL.into_iter().find(|v| v.name() == wanted).ok_or_else(|| {
-            let names: Vec<_> = Self::ALL.iter().map(|v| v.name()).collect();
-            Error::BadArgument(format!("unknown stencil variant `{s}`: expected one of {}", names.join(", ")))
-        })
+        crate::report::find_by_name(s, &Self::ALL, Self::name, "stencil variant")
     }
 }
 
