@@ -10,6 +10,7 @@ use std::process::exit;
 use benches::{Twins, criterion, from_ms, open_gpu, stencil_twin_source, write_gpu_info};
 use criterion::{BenchmarkId, Criterion, Throughput};
 use cudarc::driver::{CudaFunction, LaunchConfig};
+use gpu_kernels::stencil::tiles::{TemporalKernel, TemporalShape};
 use gpu_kernels::stencil::{Coeffs, Grid3};
 use host::stencil::{StencilProblem, StencilVariant, streaming, temporal};
 use host::verify::compare;
@@ -152,15 +153,20 @@ fn temporal_depths<T: Element>(c: &mut Criterion, gpu: &Gpu, shape: (usize, usiz
     group.throughput(Throughput::Elements((problem.grid().len() * TEMPORAL_STEPS) as u64));
     let steps = |iters: u64| iters.max(1) as usize * TEMPORAL_STEPS;
     group.bench_function("copy", |b| b.iter_custom(|iters| from_ms(or_exit(problem.copy_ms(steps(iters))))));
+    // Each line of the report's chart is one tile shape over the depths K (the defaults are
+    // `tiles::TEMPORAL_F32` and `TEMPORAL_F64`); the streaming kernel is the point K = 1.
     let single = streaming::default_shape(T::NAME);
-    group.bench_function("rust/streaming", |b| {
+    group.bench_function(BenchmarkId::new("rust/streaming", 1), |b| {
         b.iter_custom(|iters| from_ms(or_exit(problem.run_streaming(single, steps(iters)))))
     });
     for &shape in temporal::sweep(T::NAME) {
-        let default = if shape == temporal::default_shape(T::NAME) { " (default)" } else { "" };
-        group.bench_function(format!("rust/temporal {}{default}", temporal::Describe(shape)), |b| {
-            b.iter_custom(|iters| from_ms(or_exit(problem.run_temporal(shape, steps(iters)))))
-        });
+        let TemporalShape { kernel: TemporalKernel { depth, rows }, warps } = shape;
+        let default = if shape == temporal::default_shape(T::NAME) { " (default at K = " } else { "" };
+        let default = if default.is_empty() { String::new() } else { format!("{default}{depth})") };
+        group.bench_function(
+            BenchmarkId::new(format!("rust/temporal r{rows} w{warps}{default}"), depth),
+            |b| b.iter_custom(|iters| from_ms(or_exit(problem.run_temporal(shape, steps(iters))))),
+        );
     }
     group.finish();
 }

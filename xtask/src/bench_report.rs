@@ -404,6 +404,7 @@ pub enum Suite {
     StencilVariants,
     StencilTiling,
     StencilStreaming,
+    StencilTemporal,
     MergeVariants,
     MergeCoarsening,
     Other,
@@ -415,6 +416,7 @@ impl Suite {
             "stencil_variants" => Suite::StencilVariants,
             "stencil_tiling" => Suite::StencilTiling,
             "stencil_streaming" => Suite::StencilStreaming,
+            "stencil_temporal" => Suite::StencilTemporal,
             "merge_variants" => Suite::MergeVariants,
             "merge_coarsening" => Suite::MergeCoarsening,
             _ => Suite::Other,
@@ -424,7 +426,10 @@ impl Suite {
     /// Unit of `Elements` per second, in billions.
     fn rate_unit(self, suite_name: &str) -> &'static str {
         match self {
-            Suite::StencilVariants | Suite::StencilTiling | Suite::StencilStreaming => "Gpoints/s",
+            Suite::StencilVariants
+            | Suite::StencilTiling
+            | Suite::StencilStreaming
+            | Suite::StencilTemporal => "Gpoints/s",
             Suite::MergeVariants | Suite::MergeCoarsening => "Gkeys/s",
             Suite::Other if suite_name.starts_with("stencil") => "Gpoints/s",
             Suite::Other if suite_name.starts_with("merge") => "Gkeys/s",
@@ -436,6 +441,7 @@ impl Suite {
     fn parameter(self) -> (&'static str, &'static str) {
         match self {
             Suite::StencilTiling => ("tile", "tile edge T"),
+            Suite::StencilTemporal => ("K", "time steps per pass K"),
             Suite::MergeCoarsening => ("elements/thread", "elements per thread"),
             _ => ("parameter", "parameter"),
         }
@@ -449,6 +455,9 @@ impl Suite {
             Suite::StencilTiling => Some("Stencil throughput against the tile edge T."),
             Suite::StencilStreaming => Some(
                 "Launch shapes of the streaming kernel: block (threads x×y), points per thread along x (v), rows per thread (r), planes ahead in registers (a), planes prefetched into L2 (p), planes per block (z). The library's default is marked `(default)`.",
+            ),
+            Suite::StencilTemporal => Some(
+                "64 time steps, as 64 copies of the grid (the single-step ceiling), 64 single steps of the streaming kernel (K = 1), and the temporal kernel fusing K steps per pass, for each tile shape: rows per thread (r) and warps per block (w). Throughput counts point updates, so Gpoints/s and % of copy are per step and may pass the copy.",
             ),
             Suite::MergeVariants => Some(
                 "The merge kernels of PMPP chapter 12 (basic, tiled, circular), in Rust and in CUDA C++, and merge path beyond the book (Rust).",
@@ -1176,7 +1185,7 @@ fn sweep_chart(group: &Group) -> Result<Option<String>, String> {
 fn chart(group: &Group) -> Result<Option<String>, String> {
     match group.suite {
         Suite::StencilVariants | Suite::StencilStreaming | Suite::MergeVariants => bar_chart(group),
-        Suite::StencilTiling | Suite::MergeCoarsening => sweep_chart(group),
+        Suite::StencilTiling | Suite::StencilTemporal | Suite::MergeCoarsening => sweep_chart(group),
         Suite::Other if group.has_values() => sweep_chart(group),
         Suite::Other => bar_chart(group),
     }
@@ -1555,6 +1564,31 @@ mod tests {
         assert_eq!(basic.len(), 1, "the base/ baseline is ignored");
         assert_eq!(basic[0].median_ns, 2000.0);
         assert_eq!(basic[0].rate(), Some(POINTS as f64 / 2000.0));
+    }
+
+    #[test]
+    fn the_temporal_group_charts_throughput_against_k() {
+        let tmp = tempfile::tempdir().unwrap();
+        let id = "stencil_temporal/512x512x512-f32";
+        let points = 64 * 512 * 512 * 512;
+        write_bench(tmp.path(), id, "copy", None, points, 1.0e6);
+        write_bench(tmp.path(), id, "rust/streaming", Some("1"), points, 1.1e6);
+        for (k, ns) in [("2", 0.9e6), ("4", 0.7e6)] {
+            write_bench(tmp.path(), id, "rust/temporal r4 w8", Some(k), points, ns);
+        }
+        write_bench(tmp.path(), id, "rust/temporal r8 w8", Some("4"), points, 0.65e6);
+        let groups = groups_of(tmp.path());
+        let temporal = &groups[0];
+        assert_eq!(temporal.suite, Suite::StencilTemporal);
+        assert_eq!(temporal.rate_unit(), "Gpoints/s");
+        // Per step, a fused run passes the copy.
+        let k4 = find(temporal, "rust/temporal r4 w8", Some("4"));
+        assert!((temporal.percent_of_copy(k4).unwrap() - 100.0 / 0.7).abs() < 1e-9);
+        let svg = chart(temporal).unwrap().expect("a sweep chart");
+        assert!(svg.contains("time steps per pass K"), "the x axis names K");
+        assert!(svg.contains("rust/temporal r8 w8") && svg.contains("rust/streaming"));
+        let table = table(temporal);
+        assert!(table.lines().next().unwrap().contains("| K |"), "{table}");
     }
 
     #[test]
