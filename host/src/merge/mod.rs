@@ -27,6 +27,7 @@
 //! ```
 
 mod distribution;
+pub mod family_reference;
 mod key;
 pub mod path;
 mod problem;
