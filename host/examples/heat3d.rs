@@ -38,6 +38,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
 use gpu_kernels::stencil::Coeffs;
+use host::merge::HostKey;
 use host::report::{Table, gpu_line};
 use host::stencil::{StencilProblem, temporal};
 use host::{Element, Gpu};
@@ -104,22 +105,10 @@ fn parse_positive(text: &str) -> Result<f64, String> {
     }
 }
 
-/// An element whose bits can be compared: `f32` or `f64`.
-trait Float: Element {
-    fn bits(self) -> u64;
-}
+/// A grid element whose bits can be compared (`HostKey::bits`): `f32` or `f64`.
+trait Float: Element + HostKey {}
 
-impl Float for f32 {
-    fn bits(self) -> u64 {
-        u64::from(self.to_bits())
-    }
-}
-
-impl Float for f64 {
-    fn bits(self) -> u64 {
-        self.to_bits()
-    }
-}
+impl<T: Element + HostKey> Float for T {}
 
 /// Grid spacing, time step and the stencil weight `r = α·dt/h²` on the unit cube.
 #[derive(Clone, Copy, Debug, PartialEq)]
