@@ -12,6 +12,26 @@
 //! # Ok::<(), host::Error>(())
 //! ```
 
+/// `Display` (the `name()`) and `FromStr` (by name, among `ALL`, with [`report::find_by_name`]'s
+/// error naming `$what`) for a command-line enum with `name(self) -> &'static str` and `ALL`.
+macro_rules! named_on_the_command_line {
+    ($t:ty, $what:literal) => {
+        impl std::fmt::Display for $t {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str(self.name())
+            }
+        }
+
+        impl std::str::FromStr for $t {
+            type Err = $crate::Error;
+
+            fn from_str(s: &str) -> $crate::Result<Self> {
+                $crate::report::find_by_name(s, &Self::ALL, Self::name, $what)
+            }
+        }
+    };
+}
+
 pub mod element;
 pub mod error;
 pub mod gpu;

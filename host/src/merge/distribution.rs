@@ -1,9 +1,6 @@
 //! Input generators: two sorted arrays of lengths `m` and `n` from a seed, in the shapes that
 //! stress a merge differently (how the co-ranks fall, how many ties cross A and B).
 
-use std::fmt;
-use std::str::FromStr;
-
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use rayon::prelude::*;
@@ -174,19 +171,7 @@ fn few_unique<K: HostKey>(keys: &mut Vec<K>, len: usize, span: u128, seed: u64) 
     }
 }
 
-impl fmt::Display for Distribution {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for Distribution {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        crate::report::find_by_name(s, &Self::ALL, Self::name, "input distribution")
-    }
-}
+named_on_the_command_line!(Distribution, "input distribution");
 
 #[cfg(test)]
 mod tests {

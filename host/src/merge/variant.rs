@@ -2,9 +2,6 @@
 //! `gpu_kernels::merge::tiles`, and the book's count of who binary-searches where; the entry
 //! points and launch shapes of the coarsening sweep (PMPP 12.8).
 
-use std::fmt;
-use std::str::FromStr;
-
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::merge::MergeKey;
 use gpu_kernels::merge::tiles::{
@@ -324,19 +321,7 @@ impl MergePlan {
     }
 }
 
-impl fmt::Display for MergeVariant {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for MergeVariant {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        crate::report::find_by_name(s, &Self::ALL, Self::name, "merge variant")
-    }
-}
+named_on_the_command_line!(MergeVariant, "merge variant");
 
 #[cfg(test)]
 mod tests {

@@ -2,9 +2,6 @@
 //! and the 27-point box; their coefficient counts, default coefficients and the thinnest grid
 //! each accepts.
 
-use std::fmt;
-use std::str::FromStr;
-
 use gpu_kernels::stencil::Grid3;
 use gpu_kernels::stencil::star::second_derivative_weights;
 
@@ -123,19 +120,7 @@ impl StencilShape {
     }
 }
 
-impl fmt::Display for StencilShape {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for StencilShape {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        crate::report::find_by_name(s, &Self::ALL, Self::name, "stencil shape")
-    }
-}
+named_on_the_command_line!(StencilShape, "stencil shape");
 
 #[cfg(test)]
 mod tests {

@@ -1,9 +1,6 @@
 //! The stencil kernels (the book's four and the streaming kernel) and their launch shapes,
 //! derived from the constants in `gpu_kernels::stencil::tiles`.
 
-use std::fmt;
-use std::str::FromStr;
-
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::stencil::Grid3;
 use gpu_kernels::stencil::tiles::{
@@ -186,19 +183,7 @@ impl StencilVariant {
     }
 }
 
-impl fmt::Display for StencilVariant {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl FromStr for StencilVariant {
-    type Err = Error;
-
-    fn from_str(s: &str) -> Result<Self> {
-        crate::report::find_by_name(s, &Self::ALL, Self::name, "stencil variant")
-    }
-}
+named_on_the_command_line!(StencilVariant, "stencil variant");
 
 #[cfg(test)]
 mod tests {
