@@ -256,6 +256,42 @@ pub fn opaque(value: i32) -> i32 {
     value
 }
 
+/// Writes `value` (4 or 8 bytes) to `ptr` if `condition` holds, as one predicated store
+/// (`@p st.global`): no branch, so the lanes that store and those that do not stay converged and
+/// the compiler needs no reconvergence point around it.
+///
+/// # Safety
+/// `ptr` points into a global-memory allocation and is valid for writing a `T` (even when
+/// `condition` is false, so that the address is always a real one), aligned for `T`.
+#[inline(always)]
+pub unsafe fn store_if<T: Copy>(ptr: *mut T, value: T, condition: bool) {
+    const { assert!(size_of::<T>() == 4 || size_of::<T>() == 8, "store_if writes 4- or 8-byte values") };
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: per the caller; the sizes match (checked above).
+    unsafe {
+        if size_of::<T>() == 4 {
+            let word: u32 = core::mem::transmute_copy(&value);
+            core::arch::asm!(
+                "{{ .reg .pred p; setp.ne.u32 p, {c}, 0; @p st.global.b32 [{ptr}], {v}; }}",
+                c = in(reg32) u32::from(condition), ptr = in(reg64) ptr, v = in(reg32) word,
+                options(nostack, preserves_flags)
+            );
+        } else {
+            let word: u64 = core::mem::transmute_copy(&value);
+            core::arch::asm!(
+                "{{ .reg .pred p; setp.ne.u32 p, {c}, 0; @p st.global.b64 [{ptr}], {v}; }}",
+                c = in(reg32) u32::from(condition), ptr = in(reg64) ptr, v = in(reg64) word,
+                options(nostack, preserves_flags)
+            );
+        }
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    {
+        let _ = (ptr, value, condition);
+        host_call("store_if")
+    }
+}
+
 /// Exchanging registers between the lanes of a warp (`__shfl_up_sync` / `__shfl_down_sync`
 /// with every lane taking part). Values of 4 or 8 bytes; an 8-byte value moves as two 32-bit
 /// shuffles.
