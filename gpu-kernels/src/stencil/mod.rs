@@ -19,15 +19,20 @@ mod entry;
 mod register_tiled;
 mod shared_tiled;
 pub mod star;
+mod star_streaming;
 mod streaming;
 mod temporal;
 pub mod tiles;
 
 pub use basic::stencil_basic;
 pub use coarsened::stencil_coarsened;
-pub use entry::{STREAMING_KERNELS_F32, STREAMING_KERNELS_F64, TEMPORAL_KERNELS_F32, TEMPORAL_KERNELS_F64};
+pub use entry::{
+    STAR_KERNELS_F32, STAR_KERNELS_F64, STREAMING_KERNELS_F32, STREAMING_KERNELS_F64, TEMPORAL_KERNELS_F32,
+    TEMPORAL_KERNELS_F64,
+};
 pub use register_tiled::stencil_register_tiled;
 pub use shared_tiled::stencil_shared_tiled;
+pub use star_streaming::stencil_star_streaming;
 pub use streaming::stencil_streaming;
 pub use temporal::{stencil_temporal, temporal_out_tile, temporal_shared_elements};
 
