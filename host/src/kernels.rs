@@ -29,6 +29,9 @@ pub fn entry_points() -> Vec<(String, usize)> {
         for &(order, vector) in high_order::star_kernels(dtype) {
             entries.push((format!("stencil_star{order}_v{vector}_{dtype}"), 0));
         }
+        for &vector in high_order::box_kernels(dtype) {
+            entries.push((format!("stencil_box27_v{vector}_{dtype}"), 0));
+        }
         for &shape in temporal::sweep(dtype) {
             let entry = temporal::entry_point(shape, dtype).expect("a built kernel");
             entries.push((entry, temporal::shared_bytes(shape, if dtype == "f64" { 8 } else { 4 })));

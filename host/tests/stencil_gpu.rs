@@ -338,3 +338,40 @@ fn high_order_stars_match_the_reference_f64() {
     star::<f64, 2>();
     star::<f64, 4>();
 }
+
+/// The box stencil against the CPU reference on every grid of the 7-point tests, 1 and 3 steps,
+/// with random coefficients scaled so `27·max|c| ≤ 1`.
+fn box27<T: Element>() {
+    let gpu = gpu();
+    for shape in SHAPES.into_iter().chain(STREAMING_SHAPES).chain(TEMPORAL_SHAPES) {
+        let seed = random::fresh_seed();
+        let input = random::random_grid::<T>(shape, seed).unwrap();
+        let c = random::random_grid::<f64>((1, 1, 4), seed).unwrap();
+        let c: Vec<T> = c.iter().map(|v| T::from_f64(v / 27.0)).collect();
+        let coeffs =
+            gpu_kernels::stencil::box27::BoxCoeffs { center: c[0], face: c[1], edge: c[2], corner: c[3] };
+        let mut problem = stencil::StencilProblem::new(&gpu, input.view(), random_coeffs(seed)).unwrap();
+        for steps in [1, 3] {
+            let mut expected = input.clone();
+            for _ in 0..steps {
+                expected = stencil::reference_box_step(expected.view(), coeffs);
+            }
+            problem.run_box(coeffs, steps).unwrap();
+            let out = problem.output().unwrap();
+            let c = compare(out.as_slice().unwrap(), expected.as_slice().unwrap());
+            assert!(c.ok, "box27 {} on {shape:?}, {steps} step(s), seed {seed}: {c:?}", T::NAME);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_box_stencil_matches_the_reference_f32() {
+    box27::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_box_stencil_matches_the_reference_f64() {
+    box27::<f64>();
+}

@@ -151,3 +151,30 @@ star_entry_points! {
     STAR_KERNELS_F32: f32 => [(2, 4), (2, 2), (2, 1), (4, 4), (4, 2), (4, 1)];
     STAR_KERNELS_F64: f64 => [(2, 2), (2, 1), (4, 2), (4, 1)];
 }
+
+/// Stamps out the box stencil's entry points `stencil_box27_v<V>_<t>` for each vector `V`
+/// listed, and the list as `$list` for the host.
+macro_rules! box_entry_points {
+    ($($list:ident: $t:ident => [$($v:literal),* $(,)?];)*) => {$(
+        #[doc = concat!("Every box-stencil vector width built for `", stringify!($t), "`.")]
+        pub const $list: &[usize] = &[$($v),*];
+        $(
+            #[cfg(target_arch = "nvptx64")]
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn ${concat(stencil_box27_v, $v, _, $t)}(
+                input: *const $t,
+                output: *mut $t,
+                grid: super::Grid3,
+                coeffs: super::box27::BoxCoeffs<$t>,
+            ) {
+                // SAFETY: as the star kernels'.
+                unsafe { super::stencil_box_streaming::<$t, $v>(input, output, grid, coeffs) }
+            }
+        )*
+    )*};
+}
+
+box_entry_points! {
+    BOX_KERNELS_F32: f32 => [4, 2, 1];
+    BOX_KERNELS_F64: f64 => [2, 1];
+}

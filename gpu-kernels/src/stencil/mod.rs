@@ -14,6 +14,7 @@
 
 mod basic;
 pub mod box27;
+mod box_streaming;
 mod coarsened;
 mod entry;
 mod register_tiled;
@@ -25,10 +26,11 @@ mod temporal;
 pub mod tiles;
 
 pub use basic::stencil_basic;
+pub use box_streaming::stencil_box_streaming;
 pub use coarsened::stencil_coarsened;
 pub use entry::{
-    STAR_KERNELS_F32, STAR_KERNELS_F64, STREAMING_KERNELS_F32, STREAMING_KERNELS_F64, TEMPORAL_KERNELS_F32,
-    TEMPORAL_KERNELS_F64,
+    BOX_KERNELS_F32, BOX_KERNELS_F64, STAR_KERNELS_F32, STAR_KERNELS_F64, STREAMING_KERNELS_F32,
+    STREAMING_KERNELS_F64, TEMPORAL_KERNELS_F32, TEMPORAL_KERNELS_F64,
 };
 pub use register_tiled::stencil_register_tiled;
 pub use shared_tiled::stencil_shared_tiled;

@@ -1,9 +1,10 @@
-//! Launching the high-order star kernels (`stencil_star<R>_v<V>_<t>`): the widest built vector
-//! that divides the rows, and the streaming kernel's block shape and runs along z.
+//! Launching the high-order star kernels (`stencil_star<R>_v<V>_<t>`) and the box kernels
+//! (`stencil_box27_v<V>_<t>`): the widest built vector that divides the rows, and the streaming
+//! kernel's block shape and runs along z.
 
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::stencil::tiles::{StreamingKernel, StreamingShape};
-use gpu_kernels::stencil::{Grid3, STAR_KERNELS_F32, STAR_KERNELS_F64};
+use gpu_kernels::stencil::{BOX_KERNELS_F32, BOX_KERNELS_F64, Grid3, STAR_KERNELS_F32, STAR_KERNELS_F64};
 
 use super::{StencilShape, streaming};
 use crate::{Error, Result};
@@ -38,9 +39,25 @@ pub fn star_vector(order: usize, nx: u32, dtype: &str) -> Result<usize> {
         .ok_or_else(|| Error::BadArgument(format!("no star kernel of order {order} is built for {dtype}")))
 }
 
-/// The entry point and launch shape of the order-`order` star on `grid`: the streaming kernel's
-/// default block and planes (fewer planes on small grids, [`streaming::fill`]), one row per
-/// thread, the widest vector that divides the rows.
+/// Every vector width of the box kernel built for `dtype`.
+pub fn box_kernels(dtype: &str) -> &'static [usize] {
+    match dtype {
+        "f64" => BOX_KERNELS_F64,
+        _ => BOX_KERNELS_F32,
+    }
+}
+
+/// The streaming kernel's default block and planes (fewer planes on small grids,
+/// [`streaming::fill`]) for one row of `vector` points per thread.
+fn launch(vector: usize, grid: Grid3, dtype: &str, multiprocessors: u32) -> Result<LaunchConfig> {
+    let default = streaming::default_shape(dtype);
+    let shape =
+        StreamingShape { kernel: StreamingKernel { vector, rows: 1, ahead: 0, prefetch: 1 }, ..default };
+    streaming::launch_config(streaming::fill(shape, grid, multiprocessors), grid)
+}
+
+/// The entry point and launch shape of the order-`order` star on `grid`, with the widest vector
+/// that divides the rows.
 pub fn star_launch(
     order: usize,
     grid: Grid3,
@@ -48,11 +65,14 @@ pub fn star_launch(
     multiprocessors: u32,
 ) -> Result<(String, LaunchConfig)> {
     let vector = star_vector(order, grid.nx, dtype)?;
-    let default = streaming::default_shape(dtype);
-    let shape =
-        StreamingShape { kernel: StreamingKernel { vector, rows: 1, ahead: 0, prefetch: 1 }, ..default };
-    let shape = streaming::fill(shape, grid, multiprocessors);
-    Ok((format!("stencil_star{order}_v{vector}_{dtype}"), streaming::launch_config(shape, grid)?))
+    Ok((format!("stencil_star{order}_v{vector}_{dtype}"), launch(vector, grid, dtype, multiprocessors)?))
+}
+
+/// The entry point and launch shape of the box stencil on `grid`.
+pub fn box_launch(grid: Grid3, dtype: &str, multiprocessors: u32) -> Result<(String, LaunchConfig)> {
+    let vector = box_kernels(dtype).iter().copied().filter(|&v| (grid.nx as usize).is_multiple_of(v)).max();
+    let vector = vector.ok_or_else(|| Error::BadArgument(format!("no box kernel is built for {dtype}")))?;
+    Ok((format!("stencil_box27_v{vector}_{dtype}"), launch(vector, grid, dtype, multiprocessors)?))
 }
 
 #[cfg(test)]
@@ -71,5 +91,7 @@ mod tests {
         let (entry, config) = star_launch(4, Grid3 { nx: 512, ny: 512, nz: 512 }, "f64", 132).unwrap();
         assert_eq!(entry, "stencil_star4_v2_f64");
         assert_eq!(config.block_dim, (32, 16, 1));
+        let (entry, _) = box_launch(Grid3 { nx: 30, ny: 9, nz: 9 }, "f32", 132).unwrap();
+        assert_eq!(entry, "stencil_box27_v2_f32");
     }
 }

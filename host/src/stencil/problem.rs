@@ -3,6 +3,7 @@
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
 use gpu_kernels::KernelParam;
+use gpu_kernels::stencil::box27::BoxCoeffs;
 use gpu_kernels::stencil::star::StarCoeffs;
 use gpu_kernels::stencil::tiles::{StreamingShape, TemporalShape};
 use gpu_kernels::stencil::{Coeffs, Grid3};
@@ -219,6 +220,17 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         let (entry, config) = super::high_order::star_launch(R, self.grid, T::NAME, sms)?;
         let function = self.gpu.function(&entry)?;
         let label = format!("{shape} {}", T::NAME);
+        self.run_launches_with(&[(function, config, label, steps)], coeffs)
+    }
+
+    /// `steps` time steps of the 27-point box stencil with `coeffs` (by distance class), on the
+    /// streaming design (`gpu_kernels::stencil::stencil_box_streaming`); GPU time in
+    /// milliseconds. Boundary points keep their input.
+    pub fn run_box(&mut self, coeffs: BoxCoeffs<T>, steps: usize) -> Result<f64> {
+        let sms = self.gpu.info.multiprocessors.max(1) as u32;
+        let (entry, config) = super::high_order::box_launch(self.grid, T::NAME, sms)?;
+        let function = self.gpu.function(&entry)?;
+        let label = format!("box27 {}", T::NAME);
         self.run_launches_with(&[(function, config, label, steps)], coeffs)
     }
 
