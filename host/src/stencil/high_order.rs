@@ -6,8 +6,13 @@ use cudarc::driver::LaunchConfig;
 use gpu_kernels::stencil::tiles::{StreamingKernel, StreamingShape};
 use gpu_kernels::stencil::{BOX_KERNELS_F32, BOX_KERNELS_F64, Grid3, STAR_KERNELS_F32, STAR_KERNELS_F64};
 
-use super::{StencilShape, streaming};
-use crate::{Error, Result};
+use gpu_kernels::stencil::Coeffs;
+use gpu_kernels::stencil::box27::BoxCoeffs;
+use gpu_kernels::stencil::star::StarCoeffs;
+use ndarray::{Array3, ArrayView3};
+
+use super::{StencilProblem, StencilShape, StencilVariant, streaming};
+use crate::{Element, Error, Result};
 
 /// The star shape of order `order` (2: star13, 4: star25).
 pub fn star_shape(order: usize) -> Result<StencilShape> {
@@ -75,6 +80,62 @@ pub fn box_launch(grid: Grid3, dtype: &str, multiprocessors: u32) -> Result<(Str
     Ok((format!("stencil_box27_v{vector}_{dtype}"), launch(vector, grid, dtype, multiprocessors)?))
 }
 
+/// The order-`R` star's coefficients from `values` laid out as [`StencilShape::coefficient_layout`]
+/// says (centre, x for distances `1..=R`, y, z); `values` holds `1 + 3R` numbers.
+pub fn star_coeffs<T: Element, const R: usize>(values: &[f64]) -> StarCoeffs<T, R> {
+    let axis = |a: usize| core::array::from_fn(|d| T::from_f64(values[1 + a * R + d]));
+    StarCoeffs { center: T::from_f64(values[0]), x: axis(0), y: axis(1), z: axis(2) }
+}
+
+/// The box stencil's coefficients from `[centre, face, edge, corner]`.
+pub fn box_coeffs<T: Element>(values: &[f64]) -> BoxCoeffs<T> {
+    let [center, face, edge, corner] = [0, 1, 2, 3].map(|i| T::from_f64(values[i]));
+    BoxCoeffs { center, face, edge, corner }
+}
+
+/// `steps` time steps of `shape` with `coeffs` (its [`coefficient_count`](StencilShape::coefficient_count)
+/// numbers) on `problem`'s input; GPU time in milliseconds. The seven-point star runs the
+/// streaming kernel with `coeffs` as its seven coefficients, the others their own kernels.
+pub fn run_shape<T: Element>(
+    problem: &mut StencilProblem<'_, T>,
+    shape: StencilShape,
+    coeffs: &[f64],
+    steps: usize,
+) -> Result<f64> {
+    shape.check_coeffs(coeffs)?;
+    match shape {
+        StencilShape::Star7 => {
+            problem.set_coeffs(Coeffs(core::array::from_fn(|i| T::from_f64(coeffs[i]))));
+            problem.run(StencilVariant::Streaming, steps)
+        }
+        StencilShape::Star13 => problem.run_star(star_coeffs::<T, 2>(coeffs), steps),
+        StencilShape::Star25 => problem.run_star(star_coeffs::<T, 4>(coeffs), steps),
+        StencilShape::Box27 => problem.run_box(box_coeffs(coeffs), steps),
+    }
+}
+
+/// The CPU reference of [`run_shape`]: `steps` steps of `shape` with `coeffs`.
+pub fn reference_shape_steps<T: Element>(
+    input: ArrayView3<T>,
+    shape: StencilShape,
+    coeffs: &[f64],
+    steps: usize,
+) -> Result<Array3<T>> {
+    shape.check_coeffs(coeffs)?;
+    let mut grid = input.to_owned();
+    for _ in 0..steps {
+        grid = match shape {
+            StencilShape::Star7 => {
+                super::reference_step(grid.view(), Coeffs(core::array::from_fn(|i| T::from_f64(coeffs[i]))))
+            }
+            StencilShape::Star13 => super::reference_star_step(grid.view(), star_coeffs::<T, 2>(coeffs)),
+            StencilShape::Star25 => super::reference_star_step(grid.view(), star_coeffs::<T, 4>(coeffs)),
+            StencilShape::Box27 => super::reference_box_step(grid.view(), box_coeffs(coeffs)),
+        };
+    }
+    Ok(grid)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -92,6 +153,10 @@ mod tests {
         assert_eq!(entry, "stencil_star4_v2_f64");
         assert_eq!(config.block_dim, (32, 16, 1));
         let (entry, _) = box_launch(Grid3 { nx: 30, ny: 9, nz: 9 }, "f32", 132).unwrap();
+        let c = star_coeffs::<f64, 2>(&[-7.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        assert_eq!((c.center, c.x, c.y, c.z), (-7.5, [1.0, 2.0], [3.0, 4.0], [5.0, 6.0]));
+        let b = box_coeffs::<f32>(&[1.0, 2.0, 3.0, 4.0]);
+        assert_eq!((b.center, b.face, b.edge, b.corner), (1.0, 2.0, 3.0, 4.0));
         assert_eq!(entry, "stencil_box27_v2_f32");
     }
 }

@@ -43,6 +43,11 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         Ok(Self { gpu, grid, coeffs, input, buffers, result: None })
     }
 
+    /// Replaces the seven-point coefficients the next runs use.
+    pub fn set_coeffs(&mut self, coeffs: Coeffs<T>) {
+        self.coeffs = coeffs;
+    }
+
     /// The grid's shape.
     pub fn grid(&self) -> Grid3 {
         self.grid
