@@ -29,6 +29,12 @@ pub fn entry_points() -> Vec<(String, usize)> {
         for &(order, vector) in high_order::star_kernels(dtype) {
             entries.push((format!("stencil_star{order}_v{vector}_{dtype}"), 0));
         }
+        for order in [2, 4] {
+            let bytes = if dtype == "f64" { 8 } else { 4 };
+            let probe = gpu_kernels::stencil::Grid3 { nx: 9, ny: 9, nz: 9 };
+            let (entry, config) = high_order::star_tiled_launch(order, probe, bytes).expect("orders 2 and 4");
+            entries.push((entry, config.shared_mem_bytes as usize));
+        }
         for &vector in high_order::box_kernels(dtype) {
             entries.push((format!("stencil_box27_v{vector}_{dtype}"), 0));
         }

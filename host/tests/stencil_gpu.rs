@@ -294,8 +294,9 @@ fn random_star<T: Element, const R: usize>(seed: u64) -> gpu_kernels::stencil::s
     gpu_kernels::stencil::star::StarCoeffs { center: c[0], x: axis(0), y: axis(1), z: axis(2) }
 }
 
-/// The order-`R` star against the CPU reference on every grid of the 7-point tests that is at
-/// least `2R + 1` thick, 1 and 3 steps; thinner grids are refused with `BadShape`.
+/// The order-`R` star, streaming and shared-tiled, against the CPU reference on every grid of
+/// the 7-point tests that is at least `2R + 1` thick, 1 and 3 steps; thinner grids are refused
+/// with `BadShape`.
 fn star<T: Element, const R: usize>()
 where
     gpu_kernels::stencil::star::StarCoeffs<T, R>: gpu_kernels::KernelParam,
@@ -317,10 +318,20 @@ where
             for _ in 0..steps {
                 expected = stencil::reference_star_step(expected.view(), coeffs);
             }
-            problem.run_star(coeffs, steps).unwrap();
-            let out = problem.output().unwrap();
-            let c = compare(out.as_slice().unwrap(), expected.as_slice().unwrap());
-            assert!(c.ok, "star of order {R}, {} on {shape:?}, {steps} step(s), seed {seed}: {c:?}", T::NAME);
+            for tiled in [false, true] {
+                if tiled {
+                    problem.run_star_tiled(coeffs, steps).unwrap();
+                } else {
+                    problem.run_star(coeffs, steps).unwrap();
+                }
+                let out = problem.output().unwrap();
+                let c = compare(out.as_slice().unwrap(), expected.as_slice().unwrap());
+                assert!(
+                    c.ok,
+                    "star of order {R} (tiled: {tiled}), {} on {shape:?}, {steps} step(s), seed {seed}: {c:?}",
+                    T::NAME
+                );
+            }
         }
     }
 }

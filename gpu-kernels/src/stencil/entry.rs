@@ -178,3 +178,32 @@ box_entry_points! {
     BOX_KERNELS_F32: f32 => [4, 2, 1];
     BOX_KERNELS_F64: f64 => [2, 1];
 }
+
+/// The shared-memory tiled baselines of the high-order stars, `stencil_star<R>_shared_tiled_<t>`.
+macro_rules! star_tiled_entry_points {
+    ($($r:literal: $t:ident;)*) => {$(
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn ${concat(stencil_star, $r, _shared_tiled_, $t)}(
+            input: *const $t,
+            output: *mut $t,
+            grid: super::Grid3,
+            coeffs: super::star::StarCoeffs<$t, $r>,
+        ) {
+            // SAFETY: the host launches `T³`-thread blocks with `T³` elements of shared memory,
+            // `T = tiles::star_tiled_in_tile_dim(R)`.
+            unsafe {
+                super::stencil_star_shared_tiled::<$t, $r, { super::tiles::star_tiled_in_tile_dim($r) }>(
+                    input, output, grid, coeffs,
+                )
+            }
+        }
+    )*};
+}
+
+star_tiled_entry_points! {
+    2: f32;
+    2: f64;
+    4: f32;
+    4: f64;
+}

@@ -20,6 +20,7 @@ mod entry;
 mod register_tiled;
 mod shared_tiled;
 pub mod star;
+mod star_shared_tiled;
 mod star_streaming;
 mod streaming;
 mod temporal;
@@ -34,6 +35,7 @@ pub use entry::{
 };
 pub use register_tiled::stencil_register_tiled;
 pub use shared_tiled::stencil_shared_tiled;
+pub use star_shared_tiled::stencil_star_shared_tiled;
 pub use star_streaming::stencil_star_streaming;
 pub use streaming::stencil_streaming;
 pub use temporal::{stencil_temporal, temporal_out_tile, temporal_shared_elements};

@@ -3,7 +3,7 @@
 //! kernel's block shape and runs along z.
 
 use cudarc::driver::LaunchConfig;
-use gpu_kernels::stencil::tiles::{StreamingKernel, StreamingShape};
+use gpu_kernels::stencil::tiles::{StreamingKernel, StreamingShape, star_tiled_in_tile_dim};
 use gpu_kernels::stencil::{BOX_KERNELS_F32, BOX_KERNELS_F64, Grid3, STAR_KERNELS_F32, STAR_KERNELS_F64};
 
 use gpu_kernels::stencil::Coeffs;
@@ -11,6 +11,7 @@ use gpu_kernels::stencil::box27::BoxCoeffs;
 use gpu_kernels::stencil::star::StarCoeffs;
 use ndarray::{Array3, ArrayView3};
 
+use super::variant::MAX_GRID_YZ;
 use super::{StencilProblem, StencilShape, StencilVariant, streaming};
 use crate::{Element, Error, Result};
 
@@ -93,6 +94,40 @@ pub fn box_coeffs<T: Element>(values: &[f64]) -> BoxCoeffs<T> {
     BoxCoeffs { center, face, edge, corner }
 }
 
+/// The variants built for `shape`: the seven-point star has them all; the high-order stars the
+/// book's shared-memory tiled form (Fig. 8.8 with a halo of `R`) and the streaming kernel; the
+/// box the streaming kernel.
+pub fn variants(shape: StencilShape) -> &'static [StencilVariant] {
+    match shape {
+        StencilShape::Star7 => &StencilVariant::ALL,
+        StencilShape::Star13 | StencilShape::Star25 => {
+            &[StencilVariant::SharedTiled, StencilVariant::Streaming]
+        }
+        StencilShape::Box27 => &[StencilVariant::Streaming],
+    }
+}
+
+/// Grid, block and shared memory of the tiled order-`order` star on `grid`: `T³` threads per
+/// block, one block per output tile of edge `T − 2R`.
+pub fn star_tiled_launch(order: usize, grid: Grid3, element_bytes: usize) -> Result<(String, LaunchConfig)> {
+    let dtype = if element_bytes == 8 { "f64" } else { "f32" };
+    star_shape(order)?;
+    let t = star_tiled_in_tile_dim(order) as u32;
+    let out = t - 2 * order as u32;
+    let grid_dim = (grid.nx.div_ceil(out), grid.ny.div_ceil(out), grid.nz.div_ceil(out));
+    if grid_dim.1 > MAX_GRID_YZ || grid_dim.2 > MAX_GRID_YZ {
+        return Err(Error::BadShape(format!(
+            "the tiled star{} kernel would need {}×{} blocks along y×z, over CUDA's limit of {MAX_GRID_YZ}",
+            6 * order + 1,
+            grid_dim.1,
+            grid_dim.2
+        )));
+    }
+    let shared_mem_bytes = (t * t * t) as usize * element_bytes;
+    let config = LaunchConfig { grid_dim, block_dim: (t, t, t), shared_mem_bytes: shared_mem_bytes as u32 };
+    Ok((format!("stencil_star{order}_shared_tiled_{dtype}"), config))
+}
+
 /// `steps` time steps of `shape` with `coeffs` (its [`coefficient_count`](StencilShape::coefficient_count)
 /// numbers) on `problem`'s input; GPU time in milliseconds. The seven-point star runs the
 /// streaming kernel with `coeffs` as its seven coefficients, the others their own kernels.
@@ -102,12 +137,32 @@ pub fn run_shape<T: Element>(
     coeffs: &[f64],
     steps: usize,
 ) -> Result<f64> {
+    run_shape_variant(problem, shape, StencilVariant::Streaming, coeffs, steps)
+}
+
+/// As [`run_shape`], with one of the shape's [`variants`].
+pub fn run_shape_variant<T: Element>(
+    problem: &mut StencilProblem<'_, T>,
+    shape: StencilShape,
+    variant: StencilVariant,
+    coeffs: &[f64],
+    steps: usize,
+) -> Result<f64> {
     shape.check_coeffs(coeffs)?;
+    if !variants(shape).contains(&variant) {
+        return Err(Error::BadArgument(format!(
+            "the {shape} stencil is built as {}, not {variant}",
+            variants(shape).iter().map(|v| v.name()).collect::<Vec<_>>().join(" and ")
+        )));
+    }
+    let tiled = variant == StencilVariant::SharedTiled;
     match shape {
         StencilShape::Star7 => {
             problem.set_coeffs(Coeffs(core::array::from_fn(|i| T::from_f64(coeffs[i]))));
-            problem.run(StencilVariant::Streaming, steps)
+            problem.run(variant, steps)
         }
+        StencilShape::Star13 if tiled => problem.run_star_tiled(star_coeffs::<T, 2>(coeffs), steps),
+        StencilShape::Star25 if tiled => problem.run_star_tiled(star_coeffs::<T, 4>(coeffs), steps),
         StencilShape::Star13 => problem.run_star(star_coeffs::<T, 2>(coeffs), steps),
         StencilShape::Star25 => problem.run_star(star_coeffs::<T, 4>(coeffs), steps),
         StencilShape::Box27 => problem.run_box(box_coeffs(coeffs), steps),
@@ -153,10 +208,16 @@ mod tests {
         assert_eq!(entry, "stencil_star4_v2_f64");
         assert_eq!(config.block_dim, (32, 16, 1));
         let (entry, _) = box_launch(Grid3 { nx: 30, ny: 9, nz: 9 }, "f32", 132).unwrap();
+        assert_eq!(entry, "stencil_box27_v2_f32");
         let c = star_coeffs::<f64, 2>(&[-7.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
         assert_eq!((c.center, c.x, c.y, c.z), (-7.5, [1.0, 2.0], [3.0, 4.0], [5.0, 6.0]));
+        let (entry, tiled) = star_tiled_launch(4, Grid3 { nx: 512, ny: 512, nz: 512 }, 4).unwrap();
+        assert_eq!(
+            (entry.as_str(), tiled.block_dim, tiled.grid_dim),
+            ("stencil_star4_shared_tiled_f32", (10, 10, 10), (256, 256, 256))
+        );
+        assert_eq!(tiled.shared_mem_bytes, 1000 * 4);
         let b = box_coeffs::<f32>(&[1.0, 2.0, 3.0, 4.0]);
         assert_eq!((b.center, b.face, b.edge, b.corner), (1.0, 2.0, 3.0, 4.0));
-        assert_eq!(entry, "stencil_box27_v2_f32");
     }
 }

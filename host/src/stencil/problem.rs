@@ -228,6 +228,20 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         self.run_launches_with(&[(function, config, label, steps)], coeffs)
     }
 
+    /// As [`run_star`](Self::run_star), with the book's shared-memory tiled form (Fig. 8.8 with a
+    /// halo of `R`), the readable baseline.
+    pub fn run_star_tiled<const R: usize>(&mut self, coeffs: StarCoeffs<T, R>, steps: usize) -> Result<f64>
+    where
+        StarCoeffs<T, R>: KernelParam,
+    {
+        let shape = super::high_order::star_shape(R)?;
+        shape.check_grid(self.grid)?;
+        let (entry, config) = super::high_order::star_tiled_launch(R, self.grid, size_of::<T>())?;
+        let function = self.gpu.function(&entry)?;
+        let label = format!("{shape} shared-tiled {}", T::NAME);
+        self.run_launches_with(&[(function, config, label, steps)], coeffs)
+    }
+
     /// `steps` time steps of the 27-point box stencil with `coeffs` (by distance class), on the
     /// streaming design (`gpu_kernels::stencil::stencil_box_streaming`); GPU time in
     /// milliseconds. Boundary points keep their input.
