@@ -2,7 +2,8 @@
 //! their CUDA C++ twins, and the streaming kernel, beside the device-to-device copy of the same
 //! bytes, on several grids; a tiling sweep over the tile edge `T`; and a sweep of the streaming
 //! kernel's launch shapes; and runs of 64 time steps by the temporal kernel at every fusion depth
-//! built, beside 64 single steps and 64 copies. Each sample is a run of time steps timed with
+//! built, beside 64 single steps and 64 copies; and one step of each stencil shape (7-, 13- and
+//! 25-point stars, 27-point box). Each sample is a run of time steps timed with
 //! CUDA events; inputs are fresh random values, never zeros. Without a GPU: one line, exit 0.
 
 use std::process::exit;
@@ -12,7 +13,7 @@ use criterion::{BenchmarkId, Criterion, Throughput};
 use cudarc::driver::{CudaFunction, LaunchConfig};
 use gpu_kernels::stencil::tiles::{TemporalKernel, TemporalShape};
 use gpu_kernels::stencil::{Coeffs, Grid3};
-use host::stencil::{StencilProblem, StencilVariant, streaming, temporal};
+use host::stencil::{StencilProblem, StencilShape, StencilVariant, high_order, streaming, temporal};
 use host::verify::compare;
 use host::{Element, Gpu, Result, random};
 
@@ -171,6 +172,40 @@ fn temporal_depths<T: Element>(c: &mut Criterion, gpu: &Gpu, shape: (usize, usiz
     group.finish();
 }
 
+/// Coefficients of `shape` that keep values bounded over any number of steps (an explicit
+/// diffusion step: the centre keeps 0.4, the neighbours share 0.6), for timing runs.
+fn bounded(shape: StencilShape) -> Vec<f64> {
+    match shape {
+        StencilShape::Star7 => heat::<f64>().0.to_vec(),
+        StencilShape::Box27 => vec![1.0 / 27.0; 4],
+        StencilShape::Star13 | StencilShape::Star25 => {
+            // Each coefficient weighs a pair of points: 6R points share 0.6.
+            let pair = 0.6 / (3 * shape.radius()) as f64;
+            std::iter::once(0.4).chain(std::iter::repeat_n(pair / 2.0, 3 * shape.radius())).collect()
+        }
+    }
+}
+
+/// One step of each stencil shape (the 7-point, 13- and 25-point stars, the 27-point box) on
+/// its streaming kernel, beside the copy: where each sits on the roofline.
+fn shapes<T: Element>(c: &mut Criterion, gpu: &Gpu, grid: (usize, usize, usize)) {
+    let mut problem = problem::<T>(gpu, grid);
+    let mut group = c.benchmark_group(format!("stencil_shapes/{}", case(grid, T::NAME)));
+    group.throughput(Throughput::Elements(problem.grid().len() as u64));
+    group
+        .bench_function("copy", |b| b.iter_custom(|iters| from_ms(or_exit(problem.copy_ms(iters as usize)))));
+    for shape in StencilShape::ALL {
+        let coeffs = bounded(shape);
+        let steps = |iters: u64| iters.max(1) as usize;
+        group.bench_function(format!("rust/{shape}"), |b| {
+            b.iter_custom(|iters| {
+                from_ms(or_exit(high_order::run_shape(&mut problem, shape, &coeffs, steps(iters))))
+            })
+        });
+    }
+    group.finish();
+}
+
 fn main() {
     let Some(gpu) = open_gpu(BENCH) else { return };
     write_gpu_info(&gpu);
@@ -187,6 +222,10 @@ fn main() {
     for shape in TEMPORAL_GRIDS {
         temporal_depths::<f32>(&mut c, &gpu, shape);
         temporal_depths::<f64>(&mut c, &gpu, shape);
+    }
+    for grid in TEMPORAL_GRIDS {
+        shapes::<f32>(&mut c, &gpu, grid);
+        shapes::<f64>(&mut c, &gpu, grid);
     }
     c.final_summary();
 }

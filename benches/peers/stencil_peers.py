@@ -12,7 +12,11 @@ streaming kernel is recorded as the row `ours/streaming`).
 
 Semantics (ours exactly): u has shape (nz, ny, nx); out = u, and every interior point gets
 c0*u[z,y,x] + c1*u[z,y,x-1] + c2*u[z,y,x+1] + c3*u[z,y-1,x] + c4*u[z,y+1,x] + c5*u[z-1,y,x]
-+ c6*u[z+1,y,x]; points on a face keep their input. Input: uniform in [-1, 1) from a fixed seed,
++ c6*u[z+1,y,x]; points on a face keep their input. --stencil star13|star25|box27 times the other
+stencil shapes instead (`stencil --shape`): the stars of order R = 2 and 4 (one coefficient per axis
+and distance, for the two points at that distance; points within R of a face keep their input) and
+the 27-point box (one coefficient per distance class: centre, face, edge, corner), with the bounded
+coefficients of our `stencil_shapes` benchmark; their rows are named `<peer>/<stencil>`. Input: uniform in [-1, 1) from a fixed seed,
 never zero. Each result is checked against a float64 numpy reference on the host (relative error:
 max abs error over max |reference|; tolerance 1e-5 in f32, 1e-12 in f64).
 
@@ -41,6 +45,8 @@ from peer_report import write_report
 
 # What our criterion benchmark runs (benches/benches/stencil_variants.rs).
 COEFFICIENTS = (0.4, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1)
+STENCILS = ("star7", "star13", "star25", "box27")
+RADIUS = {"star7": 1, "star13": 2, "star25": 4, "box27": 1}
 GRIDS = "128,256,512,256x512x1024"
 TOLERANCE = {"f32": 1e-5, "f64": 1e-12}
 NUMPY_DTYPE = {"f32": np.float32, "f64": np.float64}
@@ -77,7 +83,7 @@ def parse_dtypes(text):
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(
-        description="Time torch.compile and jax.jit on our 7-point stencil benchmark; write JSON.",
+        description="Time torch.compile and jax.jit on our stencil benchmarks (the 7-point star, or --stencil); write JSON.",
         epilog="Example: python3 benches/peers/stencil_peers.py --ours target/release/stencil "
         "--out target/criterion/stencil_peers.json",
     )
@@ -88,6 +94,8 @@ def parse_args(argv=None):
     parser.add_argument("--seed", type=int, default=2026, help="seed of the random input (default 2026)")
     parser.add_argument("--out", help="write the JSON here (default: print it on stdout)")
     parser.add_argument("--ours", help="our `stencil` binary, run on the same input (e.g. target/release/stencil)")
+    parser.add_argument("--stencil", choices=STENCILS, default="star7",
+                        help="the stencil shape (default star7; our `stencil --shape`)")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
@@ -118,21 +126,56 @@ def make_input(shape, dtype, seed):
     return u
 
 
-def interior_neighbours(u):
-    """Views of u for the interior points: the centre, then x-, x+, y-, y+, z-, z+."""
-    i = slice(1, -1)
-    return (u[i, i, i], u[i, i, :-2], u[i, i, 2:], u[i, :-2, i], u[i, 2:, i], u[:-2, i, i], u[2:, i, i])
+def stencil_coefficients(stencil):
+    """The coefficients our criterion benchmark runs for `stencil` (`bounded` in
+    benches/benches/stencil_variants.rs): the centre keeps 0.4, the neighbours share 0.6."""
+    if stencil == "star7":
+        return COEFFICIENTS
+    if stencil == "box27":
+        return (1.0 / 27.0,) * 4
+    radius = RADIUS[stencil]
+    return (0.4,) + (0.6 / (3 * radius) / 2.0,) * (3 * radius)
 
 
-def reference(u, coefficients):
+def terms(stencil, coefficients):
+    """(coefficient, (dz, dy, dx)) for every point the formula reads, in our order: the 7-point
+    star's centre, x-, x+, y-, y+, z-, z+; a high-order star's centre, then x, y and z for each
+    distance (-d, +d); the box's centre, then faces, edges and corners in z, y, x order."""
+    if stencil == "star7":
+        offsets = [(0, 0, 0), (0, 0, -1), (0, 0, 1), (0, -1, 0), (0, 1, 0), (-1, 0, 0), (1, 0, 0)]
+        return list(zip(coefficients, offsets))
+    found = [(coefficients[0], (0, 0, 0))]
+    if stencil == "box27":
+        cube = [(dz, dy, dx) for dz in (-1, 0, 1) for dy in (-1, 0, 1) for dx in (-1, 0, 1)]
+        for away in (1, 2, 3):
+            found += [(coefficients[away], o) for o in cube if sum(v != 0 for v in o) == away]
+        return found
+    radius = RADIUS[stencil]
+    for axis in range(3):  # x, y, z: the last, middle and first index
+        for d in range(1, radius + 1):
+            for sign in (-1, 1):
+                offset = [0, 0, 0]
+                offset[2 - axis] = sign * d
+                found.append((coefficients[1 + axis * radius + d - 1], tuple(offset)))
+    return found
+
+
+def shifted(u, radius, offset):
+    """The view of u whose element [z, y, x] is u at interior point (z+r, y+r, x+r) + offset."""
+    return u[tuple(slice(radius + o, n - radius + o) for o, n in zip(offset, u.shape))]
+
+
+def reference(u, stencil, coefficients):
     """One step in float64 on the host, with one temporary the size of the interior."""
     u = u.astype(np.float64)
-    views = interior_neighbours(u)
-    interior = np.multiply(views[0], coefficients[0])
+    radius = RADIUS[stencil]
+    (c0, centre), *rest = terms(stencil, coefficients)
+    interior = np.multiply(shifted(u, radius, centre), c0)
     term = np.empty_like(interior)
-    for c, view in zip(coefficients[1:], views[1:]):
-        interior += np.multiply(view, c, out=term)
-    u[1:-1, 1:-1, 1:-1] = interior
+    for c, offset in rest:
+        interior += np.multiply(shifted(u, radius, offset), c, out=term)
+    r = radius
+    u[r:-r, r:-r, r:-r] = interior
     return u
 
 
@@ -151,32 +194,33 @@ def within(error, dtype):
 # Peers, written as a new user would
 
 
-def torch_step(coefficients):
-    c0, c1, c2, c3, c4, c5, c6 = coefficients
+def weighted_sum(u, stencil, coefficients):
+    """The formula over the interior, as a user writes it: one shifted slice per point."""
+    radius = RADIUS[stencil]
+    total = None
+    for c, offset in terms(stencil, coefficients):
+        term = c * shifted(u, radius, offset)
+        total = term if total is None else total + term
+    return total
 
+
+def interior(stencil):
+    r = RADIUS[stencil]
+    return (slice(r, -r),) * 3
+
+
+def torch_step(stencil, coefficients):
     def step(u):
         out = u.clone()
-        out[1:-1, 1:-1, 1:-1] = (
-            c0 * u[1:-1, 1:-1, 1:-1]
-            + c1 * u[1:-1, 1:-1, :-2] + c2 * u[1:-1, 1:-1, 2:]
-            + c3 * u[1:-1, :-2, 1:-1] + c4 * u[1:-1, 2:, 1:-1]
-            + c5 * u[:-2, 1:-1, 1:-1] + c6 * u[2:, 1:-1, 1:-1]
-        )
+        out[interior(stencil)] = weighted_sum(u, stencil, coefficients)
         return out
 
     return step
 
 
-def jax_step(coefficients):
-    c0, c1, c2, c3, c4, c5, c6 = coefficients
-
+def jax_step(stencil, coefficients):
     def step(u):
-        return u.at[1:-1, 1:-1, 1:-1].set(
-            c0 * u[1:-1, 1:-1, 1:-1]
-            + c1 * u[1:-1, 1:-1, :-2] + c2 * u[1:-1, 1:-1, 2:]
-            + c3 * u[1:-1, :-2, 1:-1] + c4 * u[1:-1, 2:, 1:-1]
-            + c5 * u[:-2, 1:-1, 1:-1] + c6 * u[2:, 1:-1, 1:-1]
-        )
+        return u.at[interior(stencil)].set(weighted_sum(u, stencil, coefficients))
 
     return step
 
@@ -238,6 +282,7 @@ class Case:
     expected: np.ndarray  # the float64 reference
     ours: np.ndarray | None = None  # our result, when --ours is given
     copy_ms: float | None = None  # the copy timed in this process
+    stencil: str = "star7"
 
 
 def row(peer, case, ms=None, error=None, error_vs_ours=None, check=None, timing=None, copy_ms=None):
@@ -245,7 +290,8 @@ def row(peer, case, ms=None, error=None, error_vs_ours=None, check=None, timing=
     copy_ms = copy_ms if copy_ms is not None else case.copy_ms
     ms = ms if ms is not None and math.isfinite(ms) and ms > 0 else None
     return {
-        "peer": peer,
+        "peer": peer if case.stencil == "star7" else f"{peer}/{case.stencil}",
+        "stencil": case.stencil,
         "grid": list(case.shape),
         "dtype": case.dtype,
         "ms_per_step": ms,
@@ -288,7 +334,7 @@ def torch_rows(torch, u, case):
                           ("torch.compile-max-autotune", {"mode": "max-autotune-no-cudagraphs"})):
         torch.compiler.reset()  # compile for this grid and dtype alone, as a user's program would
         try:
-            step = torch.compile(torch_step(COEFFICIENTS), **options)
+            step = torch.compile(torch_step(case.stencil, stencil_coefficients(case.stencil)), **options)
             step(u)  # compiles
             ms = time_cuda_events(torch, lambda: step(u), case.repeat)
             result = step(u).cpu().numpy()
@@ -304,7 +350,7 @@ def jax_row(jax, host_input, case):
     """`jax.jit` of the same function written with `u.at[...].set(...)`."""
     try:
         u = jax.device_put(host_input, jax.devices("gpu")[0])
-        step = jax.jit(jax_step(COEFFICIENTS))
+        step = jax.jit(jax_step(case.stencil, stencil_coefficients(case.stencil)))
         step(u).block_until_ready()  # compiles
         ms, timing = time_jax_batches(lambda: step(u), case.repeat)
         result = np.asarray(step(u))
@@ -320,8 +366,10 @@ def run_ours(ours, host_input, case):
     with tempfile.TemporaryDirectory(prefix="stencil_peers-") as tmp:
         path_in, path_out = os.path.join(tmp, "in.npy"), os.path.join(tmp, "out.npy")
         np.save(path_in, host_input)
+        coefficients = stencil_coefficients(case.stencil)
         command = [ours, "--input", path_in, "--variant", "streaming", "--output", path_out,
-                   "--repeat", str(case.repeat), "--coeffs", ",".join(repr(c) for c in COEFFICIENTS), "--json"]
+                   "--shape", case.stencil, "--repeat", str(case.repeat),
+                   "--coeffs", ",".join(repr(c) for c in coefficients), "--json"]
         done = subprocess.run(command, capture_output=True, text=True)
         try:
             ours_row = json.loads(done.stdout)["rows"][0]
@@ -341,7 +389,8 @@ def run_case(torch, jax, args, shape, dtype):
     """Every peer on one grid and dtype; ours (when given) last."""
     note(f"{shape[0]}x{shape[1]}x{shape[2]} {dtype}")
     host_input = make_input(shape, dtype, args.seed)
-    case = Case(shape, dtype, args.repeat, reference(host_input, COEFFICIENTS))
+    case = Case(shape, dtype, args.repeat, reference(host_input, args.stencil, stencil_coefficients(args.stencil)),
+                stencil=args.stencil)
     ours_rows = []
     if args.ours:
         case.ours, ours_row = run_ours(args.ours, host_input, case)
@@ -422,7 +471,8 @@ def main(argv=None):
         "torch": torch.__version__,
         "jax": None if isinstance(jax, str) else jax.__version__,
         "date": datetime.datetime.now(datetime.timezone.utc).date().isoformat(),
-        "coefficients": list(COEFFICIENTS),
+        "stencil": args.stencil,
+        "coefficients": list(stencil_coefficients(args.stencil)),
         "seed": args.seed,
         "repeat": args.repeat,
         "rows": rows,

@@ -47,6 +47,10 @@ pub unsafe trait KernelParam: Copy {}
 unsafe impl KernelParam for stencil::Grid3 {}
 // SAFETY: as above.
 unsafe impl<T: Real> KernelParam for stencil::Coeffs<T> {}
+// SAFETY: `#[repr(C)]` arrays of `T`.
+unsafe impl<T: Real, const R: usize> KernelParam for stencil::star::StarCoeffs<T, R> {}
+// SAFETY: `#[repr(C)]`, four `T`.
+unsafe impl<T: Real> KernelParam for stencil::box27::BoxCoeffs<T> {}
 
 /// A panic in a kernel traps: the launch fails with an error the host reports, and no
 /// formatting machinery is compiled into the PTX.

@@ -284,3 +284,105 @@ fn temporal_runs_of_64_steps_and_forced_depths_f32() {
 fn temporal_runs_of_64_steps_and_forced_depths_f64() {
     temporal_many_steps::<f64>();
 }
+
+/// Random star coefficients of order `R`, scaled so `Σ|c|·2 ≤ 1` (values stay bounded).
+fn random_star<T: Element, const R: usize>(seed: u64) -> gpu_kernels::stencil::star::StarCoeffs<T, R> {
+    let c = random::random_grid::<f64>((1, 1, 1 + 3 * R), seed).unwrap();
+    let total: f64 = 2.0 * c.iter().map(|v| v.abs()).sum::<f64>();
+    let c: Vec<T> = c.iter().map(|v| T::from_f64(v / total)).collect();
+    let axis = |a: usize| core::array::from_fn(|d| c[1 + a * R + d]);
+    gpu_kernels::stencil::star::StarCoeffs { center: c[0], x: axis(0), y: axis(1), z: axis(2) }
+}
+
+/// The order-`R` star, streaming and shared-tiled, against the CPU reference on every grid of
+/// the 7-point tests that is at least `2R + 1` thick, 1 and 3 steps; thinner grids are refused
+/// with `BadShape`.
+fn star<T: Element, const R: usize>()
+where
+    gpu_kernels::stencil::star::StarCoeffs<T, R>: gpu_kernels::KernelParam,
+{
+    let gpu = gpu();
+    for shape in SHAPES.into_iter().chain(STREAMING_SHAPES).chain(TEMPORAL_SHAPES) {
+        let seed = random::fresh_seed();
+        let input = random::random_grid::<T>(shape, seed).unwrap();
+        let coeffs = random_star::<T, R>(seed);
+        let mut problem = stencil::StencilProblem::new(&gpu, input.view(), random_coeffs(seed)).unwrap();
+        let (nz, ny, nx) = shape;
+        if nz.min(ny).min(nx) < 2 * R + 1 {
+            let err = problem.run_star(coeffs, 1).unwrap_err();
+            assert!(matches!(err, host::Error::BadShape(_)), "{shape:?}: {err}");
+            continue;
+        }
+        for steps in [1, 3] {
+            let mut expected = input.clone();
+            for _ in 0..steps {
+                expected = stencil::reference_star_step(expected.view(), coeffs);
+            }
+            for tiled in [false, true] {
+                if tiled {
+                    problem.run_star_tiled(coeffs, steps).unwrap();
+                } else {
+                    problem.run_star(coeffs, steps).unwrap();
+                }
+                let out = problem.output().unwrap();
+                let c = compare(out.as_slice().unwrap(), expected.as_slice().unwrap());
+                assert!(
+                    c.ok,
+                    "star of order {R} (tiled: {tiled}), {} on {shape:?}, {steps} step(s), seed {seed}: {c:?}",
+                    T::NAME
+                );
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn high_order_stars_match_the_reference_f32() {
+    star::<f32, 2>();
+    star::<f32, 4>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn high_order_stars_match_the_reference_f64() {
+    star::<f64, 2>();
+    star::<f64, 4>();
+}
+
+/// The box stencil against the CPU reference on every grid of the 7-point tests, 1 and 3 steps,
+/// with random coefficients scaled so `27·max|c| ≤ 1`.
+fn box27<T: Element>() {
+    let gpu = gpu();
+    for shape in SHAPES.into_iter().chain(STREAMING_SHAPES).chain(TEMPORAL_SHAPES) {
+        let seed = random::fresh_seed();
+        let input = random::random_grid::<T>(shape, seed).unwrap();
+        let c = random::random_grid::<f64>((1, 1, 4), seed).unwrap();
+        let c: Vec<T> = c.iter().map(|v| T::from_f64(v / 27.0)).collect();
+        let coeffs =
+            gpu_kernels::stencil::box27::BoxCoeffs { center: c[0], face: c[1], edge: c[2], corner: c[3] };
+        let mut problem = stencil::StencilProblem::new(&gpu, input.view(), random_coeffs(seed)).unwrap();
+        for steps in [1, 3] {
+            let mut expected = input.clone();
+            for _ in 0..steps {
+                expected = stencil::reference_box_step(expected.view(), coeffs);
+            }
+            problem.run_box(coeffs, steps).unwrap();
+            let out = problem.output().unwrap();
+            let c = compare(out.as_slice().unwrap(), expected.as_slice().unwrap());
+            assert!(c.ok, "box27 {} on {shape:?}, {steps} step(s), seed {seed}: {c:?}", T::NAME);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_box_stencil_matches_the_reference_f32() {
+    box27::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_box_stencil_matches_the_reference_f64() {
+    box27::<f64>();
+}

@@ -137,6 +137,9 @@ pub struct PeerRow {
     pub grid: [u64; 3],
     /// `f32` or `f64`.
     pub dtype: String,
+    /// The stencil shape (`star7` when absent, as in reports before shapes).
+    #[serde(default)]
+    pub stencil: Option<String>,
     /// Median time of one step; `None` when the peer was skipped.
     pub ms_per_step: Option<f64>,
     /// The copy timed in the peer's own process over the peer's time, in percent.
@@ -146,10 +149,15 @@ pub struct PeerRow {
 }
 
 impl PeerRow {
-    /// The `stencil_variants` group of the same grid and element type.
+    /// The `stencil_variants` group of the same grid and element type, or for a shape other than
+    /// the 7-point star the `stencil_shapes` one.
     pub fn group_id(&self) -> String {
         let [nz, ny, nx] = self.grid;
-        format!("stencil_variants/{nz}x{ny}x{nx}-{}", self.dtype)
+        let suite = match self.stencil.as_deref() {
+            None | Some("star7") => "stencil_variants",
+            Some(_) => "stencil_shapes",
+        };
+        format!("{suite}/{nz}x{ny}x{nx}-{}", self.dtype)
     }
 
     /// The row as the group's table and chart show it.
@@ -356,7 +364,9 @@ fn note_unmatched(groups: &[Group], ids: impl Iterator<Item = String>) {
 /// Gives each `stencil_variants` group the peer rows of its grid and element type; notes rows
 /// that match no group.
 pub fn attach_peers(groups: &mut [Group], rows: &[PeerRow]) {
-    for group in groups.iter_mut().filter(|g| g.suite == Suite::StencilVariants) {
+    for group in
+        groups.iter_mut().filter(|g| g.suite == Suite::StencilVariants || g.id.starts_with("stencil_shapes/"))
+    {
         group.peers = rows.iter().filter(|r| r.group_id() == group.id).map(PeerRow::to_peer).collect();
     }
     note_unmatched(groups, rows.iter().map(PeerRow::group_id));
@@ -1847,10 +1857,23 @@ mod tests {
             peer: name.into(),
             grid,
             dtype: dtype.into(),
+            stencil: None,
             ms_per_step: ms,
             percent_of_copy: ms.map(|ms| 0.001 / ms * 100.0),
             check: check.into(),
         }
+    }
+
+    #[test]
+    fn rows_of_other_stencil_shapes_join_the_shapes_group() {
+        let star13 = PeerRow {
+            stencil: Some("star13".into()),
+            ..peer("torch.compile/star13", [8, 8, 8], "f64", None, "OK")
+        };
+        assert_eq!(star13.group_id(), "stencil_shapes/8x8x8-f64");
+        let star7 =
+            PeerRow { stencil: Some("star7".into()), ..peer("torch.compile", [8, 8, 8], "f64", None, "OK") };
+        assert_eq!(star7.group_id(), "stencil_variants/8x8x8-f64");
     }
 
     #[test]

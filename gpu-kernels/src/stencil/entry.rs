@@ -120,3 +120,90 @@ temporal_entry_points! {
     TEMPORAL_KERNELS_F32: f32 => [(2, 4), (3, 4), (4, 4), (6, 4), (8, 4), (2, 2), (3, 2), (4, 2), (4, 8)];
     TEMPORAL_KERNELS_F64: f64 => [(2, 2), (3, 2), (4, 2), (6, 2), (2, 1), (3, 1), (2, 4), (4, 4)];
 }
+
+/// Stamps out the high-order star kernels' entry points `stencil_star<R>_v<V>_<t>` (13 points
+/// for `R` = 2, 25 for `R` = 4) for each `(R, V)` listed, and the list as `$list` for the host.
+macro_rules! star_entry_points {
+    ($($list:ident: $t:ident => [$(($r:literal, $v:literal)),* $(,)?];)*) => {$(
+        #[doc = concat!("Every high-order star entry point built for `", stringify!($t), "`: (order, vector).")]
+        pub const $list: &[(usize, usize)] = &[$(($r, $v)),*];
+        $(
+            #[cfg(target_arch = "nvptx64")]
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn ${concat(stencil_star, $r, _v, $v, _, $t)}(
+                input: *const $t,
+                output: *mut $t,
+                grid: super::Grid3,
+                coeffs: super::star::StarCoeffs<$t, $r>,
+            ) {
+                // SAFETY: the host launcher picks this entry point only for grids whose `nx`
+                // `V` divides, and covers the grid with `V`-wide patches.
+                unsafe {
+                    super::stencil_star_streaming::<$t, $r, $v, { 2 * $r + 1 }>(input, output, grid, coeffs)
+                }
+            }
+        )*
+    )*};
+}
+
+// Orders 2 and 4, with 16-byte rows and the narrower vectors for rows of other lengths.
+star_entry_points! {
+    STAR_KERNELS_F32: f32 => [(2, 4), (2, 2), (2, 1), (4, 4), (4, 2), (4, 1)];
+    STAR_KERNELS_F64: f64 => [(2, 2), (2, 1), (4, 2), (4, 1)];
+}
+
+/// Stamps out the box stencil's entry points `stencil_box27_v<V>_<t>` for each vector `V`
+/// listed, and the list as `$list` for the host.
+macro_rules! box_entry_points {
+    ($($list:ident: $t:ident => [$($v:literal),* $(,)?];)*) => {$(
+        #[doc = concat!("Every box-stencil vector width built for `", stringify!($t), "`.")]
+        pub const $list: &[usize] = &[$($v),*];
+        $(
+            #[cfg(target_arch = "nvptx64")]
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn ${concat(stencil_box27_v, $v, _, $t)}(
+                input: *const $t,
+                output: *mut $t,
+                grid: super::Grid3,
+                coeffs: super::box27::BoxCoeffs<$t>,
+            ) {
+                // SAFETY: as the star kernels'.
+                unsafe { super::stencil_box_streaming::<$t, $v>(input, output, grid, coeffs) }
+            }
+        )*
+    )*};
+}
+
+box_entry_points! {
+    BOX_KERNELS_F32: f32 => [4, 2, 1];
+    BOX_KERNELS_F64: f64 => [2, 1];
+}
+
+/// The shared-memory tiled baselines of the high-order stars, `stencil_star<R>_shared_tiled_<t>`.
+macro_rules! star_tiled_entry_points {
+    ($($r:literal: $t:ident;)*) => {$(
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn ${concat(stencil_star, $r, _shared_tiled_, $t)}(
+            input: *const $t,
+            output: *mut $t,
+            grid: super::Grid3,
+            coeffs: super::star::StarCoeffs<$t, $r>,
+        ) {
+            // SAFETY: the host launches `T³`-thread blocks with `T³` elements of shared memory,
+            // `T = tiles::star_tiled_in_tile_dim(R)`.
+            unsafe {
+                super::stencil_star_shared_tiled::<$t, $r, { super::tiles::star_tiled_in_tile_dim($r) }>(
+                    input, output, grid, coeffs,
+                )
+            }
+        }
+    )*};
+}
+
+star_tiled_entry_points! {
+    2: f32;
+    2: f64;
+    4: f32;
+    4: f64;
+}

@@ -14,20 +14,29 @@
 
 mod basic;
 pub mod box27;
+mod box_streaming;
 mod coarsened;
 mod entry;
 mod register_tiled;
 mod shared_tiled;
 pub mod star;
+mod star_shared_tiled;
+mod star_streaming;
 mod streaming;
 mod temporal;
 pub mod tiles;
 
 pub use basic::stencil_basic;
+pub use box_streaming::stencil_box_streaming;
 pub use coarsened::stencil_coarsened;
-pub use entry::{STREAMING_KERNELS_F32, STREAMING_KERNELS_F64, TEMPORAL_KERNELS_F32, TEMPORAL_KERNELS_F64};
+pub use entry::{
+    BOX_KERNELS_F32, BOX_KERNELS_F64, STAR_KERNELS_F32, STAR_KERNELS_F64, STREAMING_KERNELS_F32,
+    STREAMING_KERNELS_F64, TEMPORAL_KERNELS_F32, TEMPORAL_KERNELS_F64,
+};
 pub use register_tiled::stencil_register_tiled;
 pub use shared_tiled::stencil_shared_tiled;
+pub use star_shared_tiled::stencil_star_shared_tiled;
+pub use star_streaming::stencil_star_streaming;
 pub use streaming::stencil_streaming;
 pub use temporal::{stencil_temporal, temporal_out_tile, temporal_shared_elements};
 

@@ -201,3 +201,9 @@ pub const TEMPORAL_SWEEP_F64: [TemporalShape; 10] = [
     temporal(2, 2, 16),
     temporal(3, 2, 16),
 ];
+
+/// Input-tile edge `T` of the shared-memory tiled form of the order-`R` star (Fig. 8.8 with a
+/// halo of `R`): the largest with `T³ ≤ 1024` threads, 8 for order 2 and 10 for order 4.
+pub const fn star_tiled_in_tile_dim(order: usize) -> usize {
+    if order <= 2 { 8 } else { 10 }
+}

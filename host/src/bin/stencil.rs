@@ -15,7 +15,9 @@ use host::gpu::PtxChoice;
 use host::preflight::{self, StencilNeed};
 use host::progress::step;
 use host::report::{Table, gpu_line, parse_list, report_error, thousands};
-use host::stencil::{StencilProblem, StencilVariant, grid_of, parse_grid, reference_steps, temporal};
+use host::stencil::{
+    StencilProblem, StencilShape, StencilVariant, grid_of, high_order, parse_grid, temporal,
+};
 use host::verify::{Comparison, compare};
 use host::{Element, Error, Gpu, Result, random, stats::median_after_warm_up};
 use ndarray::Array3;
@@ -63,9 +65,18 @@ struct Args {
     /// one that fits in --steps; --steps mod K run as single steps of the streaming kernel.
     #[arg(long, value_parser = clap::value_parser!(u32).range(1..))]
     fuse: Option<u32>,
-    /// Coefficients c0..c6 (centre, x-, x+, y-, y+, z-, z+); default the Laplacian.
-    #[arg(long, default_value = "-6,1,1,1,1,1,1", value_parser = parse_coeffs)]
-    coeffs: Coefficients,
+    /// Stencil: star7 (the book's 7 points), star13 and star25 (orders 2 and 4: high-order
+    /// finite differences) or box27 (the 3×3×3 cube). The high-order stars are built as
+    /// shared-tiled (the book's Fig. 8.8 with a halo of R) and streaming, the box as streaming.
+    #[arg(long, default_value = "star7", value_parser = parse_shape)]
+    shape: StencilShape,
+    /// Comma-separated coefficients, as many as the shape takes: star7 c0..c6 (centre, x-, x+, y-,
+    /// y+, z-, z+); star13 centre, x1, x2, y1, y2, z1, z2 (one per axis and distance); star25
+    /// centre, x1..x4, y1..y4, z1..z4; box27 centre, face, edge, corner. Default: the shape's
+    /// Laplacian (star7 -6,1,1,1,1,1,1; the standard central-difference weights of order 2R for
+    /// star13 and star25), for box27 the average (each weight 1/27).
+    #[arg(long, value_parser = parse_coeffs)]
+    coeffs: Option<Coefficients>,
     /// Timed runs per variant; the median is reported.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
@@ -108,8 +119,12 @@ impl DtypeArg {
 #[derive(Clone, Debug)]
 struct Variants(Vec<StencilVariant>);
 
-#[derive(Clone, Copy, Debug)]
-struct Coefficients([f64; 7]);
+#[derive(Clone, Debug)]
+struct Coefficients(Vec<f64>);
+
+fn parse_shape(text: &str) -> std::result::Result<StencilShape, String> {
+    text.parse().map_err(|e: host::Error| e.to_string())
+}
 
 fn parse_variants(text: &str) -> std::result::Result<Variants, String> {
     parse_list(text, &StencilVariant::ALL).map(Variants)
@@ -120,9 +135,6 @@ fn parse_coeffs(text: &str) -> std::result::Result<Coefficients, String> {
         .split(',')
         .map(|v| v.trim().parse::<f64>().map_err(|_| format!("`{v}` is not a number")))
         .collect::<Result<_, _>>()?;
-    let values: [f64; 7] = values
-        .try_into()
-        .map_err(|v: Vec<f64>| format!("expected 7 comma-separated coefficients c0..c6, got {}", v.len()))?;
     if let Some(bad) = values.iter().find(|v| !v.is_finite()) {
         return Err(format!("coefficient {bad} is not finite"));
     }
@@ -288,18 +300,27 @@ impl Row {
 /// Runs every chosen variant on `input` and returns the report rows; with `--output`, saves
 /// the result of the (one) variant.
 fn run_dtype<T: Element + WritableElement>(gpu: &Gpu, args: &Args, input: Array3<T>) -> Result<Vec<Row>> {
-    let coeffs = Coeffs(args.coeffs.0.map(T::from_f64));
+    let values = coefficients(args);
+    let shape = args.shape;
     let steps = args.steps as usize;
-    let mut problem = StencilProblem::new(gpu, input.view(), coeffs)?;
+    let seven = Coeffs(core::array::from_fn(|i| T::from_f64(*values.get(i).unwrap_or(&0.0))));
+    let mut problem = StencilProblem::new(gpu, input.view(), seven)?;
     let repeat = args.repeat as usize;
     let copy_ms = median_after_warm_up(repeat, || problem.copy_ms(1))?;
-    let reference = (!args.no_verify).then(|| {
-        step("computing the CPU reference", args.json, || reference_steps(input.view(), coeffs, steps))
-    });
+    let reference = (!args.no_verify)
+        .then(|| {
+            step("computing the CPU reference", args.json, || {
+                high_order::reference_shape_steps(input.view(), shape, &values, steps)
+            })
+        })
+        .transpose()?;
     let mut rows = Vec::new();
-    for &variant in &args.variant.0 {
+    for &variant in &variants(args)? {
         let fuse = args.fuse.map(|k| k as usize);
         let ms = match variant {
+            _ if shape != StencilShape::Star7 => median_after_warm_up(repeat, || {
+                high_order::run_shape_variant(&mut problem, shape, variant, &values, steps)
+            })?,
             StencilVariant::Temporal => median_after_warm_up(repeat, || problem.run_fused(fuse, steps))?,
             _ => median_after_warm_up(repeat, || problem.run(variant, steps))?,
         };
@@ -356,6 +377,38 @@ fn run_all(gpu: &Gpu, args: &Args, file: Option<NpyGrid>, dtype: DtypeArg, seed:
     Ok(rows)
 }
 
+/// The `--coeffs` given, or the shape's default.
+fn coefficients(args: &Args) -> Vec<f64> {
+    args.coeffs.clone().map_or_else(|| args.shape.default_coeffs(), |c| c.0)
+}
+
+/// The variants to run: the chosen ones among those built for the shape (with the default
+/// `--variant all`, all of those), or an error naming what the shape has.
+fn variants(args: &Args) -> Result<Vec<StencilVariant>> {
+    let built = high_order::variants(args.shape);
+    let chosen = &args.variant.0;
+    if *chosen == StencilVariant::ALL {
+        return Ok(built.to_vec());
+    }
+    if let Some(missing) = chosen.iter().find(|v| !built.contains(v)) {
+        let names: Vec<_> = built.iter().map(|v| v.name()).collect();
+        return Err(Error::BadArgument(format!(
+            "the {} stencil is built as {}, not {missing}",
+            args.shape,
+            names.join(" and ")
+        )));
+    }
+    Ok(chosen.clone())
+}
+
+/// Refuses bad `--shape` / `--coeffs` / `--variant` combinations and grids too thin for the
+/// shape, before anything runs.
+fn check_shape(args: &Args, grid: Grid3) -> Result<()> {
+    args.shape.check_coeffs(&coefficients(args))?;
+    args.shape.check_grid(grid)?;
+    variants(args).map(drop)
+}
+
 /// Refuses a `--fuse` depth that no temporal kernel is built with, before anything runs.
 fn check_fuse(args: &Args, dtype: DtypeArg) -> Result<()> {
     if !args.variant.0.contains(&StencilVariant::Temporal) {
@@ -394,6 +447,7 @@ fn run(args: &Args) -> Result<ExitCode> {
     let dtype = chosen_dtype(args.dtype, file.as_ref().map(NpyGrid::dtype))?;
     check_output(args, dtype)?;
     let grid = file.as_ref().map_or(args.grid, NpyGrid::grid);
+    check_shape(args, grid)?;
     check_fuse(args, dtype)?;
     preflight(args, grid, dtype)?;
     let gpu = Gpu::with_ptx(args.device, args.ptx)?;
@@ -417,7 +471,7 @@ fn run(args: &Args) -> Result<ExitCode> {
             "gpu": gpu.info.name, "compute_capability": gpu.info.compute_capability,
             "driver_cuda_version": gpu.info.driver_cuda_version, "ptx_arch": gpu.info.ptx_arch,
             "grid": { "nz": nz, "ny": ny, "nx": nx }, "steps": args.steps, "repeat": args.repeat,
-            "coeffs": args.coeffs.0, "seed": seed, "rows": rows,
+            "shape": args.shape.name(), "coeffs": coefficients(args), "seed": seed, "rows": rows,
         });
         if let Some(path) = &args.input {
             report["seed"] = serde_json::Value::Null;
@@ -434,10 +488,11 @@ fn run(args: &Args) -> Result<ExitCode> {
             None => format!("seed {seed}"),
         };
         println!(
-            "grid {nz}x{ny}x{nx} (nz×ny×nx, {} points), {} step(s), coefficients {:?}, median of {} runs, {source}",
+            "grid {nz}x{ny}x{nx} (nz×ny×nx, {} points), {} stencil, {} step(s), coefficients {:?}, median of {} runs, {source}",
             thousands(grid.len()),
+            args.shape,
             args.steps,
-            args.coeffs.0,
+            coefficients(args),
             args.repeat
         );
         println!("ceiling: device-to-device copy of the grid (each point read once, written once)\n");
@@ -512,10 +567,41 @@ mod tests {
         assert_eq!(args.grid, Grid3 { nx: 512, ny: 512, nz: 512 });
         assert_eq!(args.dtype, None);
         assert_eq!(chosen_dtype(args.dtype, None).unwrap(), DtypeArg::All);
-        assert_eq!((args.input, args.output), (None, None));
+        assert_eq!((&args.input, &args.output), (&None, &None));
         assert_eq!(args.variant.0, StencilVariant::ALL);
-        assert_eq!(args.coeffs.0, [-6.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]);
+        assert_eq!(coefficients(&args), [-6.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]);
+        assert_eq!(args.shape, StencilShape::Star7);
         assert_eq!((args.steps, args.repeat, args.no_verify, args.json), (1, 20, false, false));
+    }
+
+    #[test]
+    fn shapes_take_their_own_coefficients_grids_and_variants() {
+        let check = |argv: &[&str]| {
+            let args = parse(argv).unwrap();
+            check_shape(&args, args.grid).map(|()| variants(&args).unwrap())
+        };
+        assert_eq!(
+            check(&["--shape", "star13"]).unwrap(),
+            [StencilVariant::SharedTiled, StencilVariant::Streaming]
+        );
+        assert_eq!(check(&["--shape", "box27", "--coeffs", "1,2,3,4"]).unwrap(), [StencilVariant::Streaming]);
+        let args = parse(&["--shape", "star25"]).unwrap();
+        assert_eq!(coefficients(&args).len(), 13);
+        let refused = [
+            (&["--shape", "box27", "--coeffs", "1,2,3"][..], "takes 4 coefficients"),
+            (&["--coeffs", "1,2,3"][..], "takes 7 coefficients"),
+            (&["--shape", "star25", "--grid", "8"][..], "at least 9"),
+            (
+                &["--shape", "star13", "--variant", "basic"][..],
+                "built as shared-tiled and streaming, not basic",
+            ),
+            (&["--shape", "box27", "--variant", "shared-tiled"][..], "built as streaming, not shared-tiled"),
+        ];
+        for (argv, why) in refused {
+            let err = check(argv).unwrap_err().to_string();
+            assert!(err.contains(why), "{argv:?}: {err}");
+        }
+        assert!(parse(&["--shape", "star9"]).unwrap_err().to_string().contains("star7, star13"));
     }
 
     #[test]
@@ -555,7 +641,7 @@ mod tests {
         .unwrap();
         assert_eq!(args.grid, Grid3 { nx: 1000, ny: 5, nz: 5 });
         assert_eq!(args.variant.0, [StencilVariant::SharedTiled, StencilVariant::RegisterTiled]);
-        assert_eq!(args.coeffs.0[0], 0.4);
+        assert_eq!(coefficients(&args)[0], 0.4);
         assert_eq!((args.steps, args.repeat, args.seed), (10, 3, Some(42)));
     }
 
@@ -564,7 +650,6 @@ mod tests {
         for (args, reason) in [
             (&["--grid", "2"][..], "between 3 and"),
             (&["--grid", "4x4"][..], "NZxNYxNX"),
-            (&["--coeffs", "1,2,3"][..], "expected 7"),
             (&["--coeffs", "1,2,3,4,5,6,x"][..], "not a number"),
             (&["--coeffs", "1,2,3,4,5,6,inf"][..], "not finite"),
             (&["--variant", "tiled"][..], "unknown stencil variant"),

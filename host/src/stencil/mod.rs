@@ -6,6 +6,7 @@
 //! one step (near the copy ceiling on large grids); the book's four (`Basic`, `SharedTiled`,
 //! `Coarsened`, `RegisterTiled`) to read next to PMPP chapter 8.
 
+pub mod high_order;
 mod problem;
 mod reference;
 mod shape;

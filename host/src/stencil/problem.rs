@@ -2,6 +2,9 @@
 //! and timed launches of any variant.
 
 use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use gpu_kernels::KernelParam;
+use gpu_kernels::stencil::box27::BoxCoeffs;
+use gpu_kernels::stencil::star::StarCoeffs;
 use gpu_kernels::stencil::tiles::{StreamingShape, TemporalShape};
 use gpu_kernels::stencil::{Coeffs, Grid3};
 use ndarray::{Array3, ArrayView3};
@@ -38,6 +41,11 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         let input = gpu.upload(host)?;
         let buffers = [gpu.alloc(grid.len())?, gpu.alloc(grid.len())?];
         Ok(Self { gpu, grid, coeffs, input, buffers, result: None })
+    }
+
+    /// Replaces the seven-point coefficients the next runs use.
+    pub fn set_coeffs(&mut self, coeffs: Coeffs<T>) {
+        self.coeffs = coeffs;
     }
 
     /// The grid's shape.
@@ -162,6 +170,16 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// Runs each `(kernel, launch shape, label, launches)` in turn, ping-ponging the two
     /// buffers from the input; one launch is one pass (one or more time steps).
     fn run_launches(&mut self, launches: &[(CudaFunction, LaunchConfig, String, usize)]) -> Result<f64> {
+        let coeffs = self.coeffs;
+        self.run_launches_with(launches, coeffs)
+    }
+
+    /// As `run_launches`, for kernels whose last parameter is `coeffs` (e.g. a high-order star's).
+    fn run_launches_with<C: KernelParam>(
+        &mut self,
+        launches: &[(CudaFunction, LaunchConfig, String, usize)],
+        coeffs: C,
+    ) -> Result<f64> {
         let passes: usize = launches.iter().map(|l| l.3).sum();
         if passes == 0 {
             return Err(Error::BadArgument("the number of time steps must be at least 1".into()));
@@ -170,7 +188,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         self.gpu.copy(&self.input, ping)?;
         self.gpu.poison(pong)?;
         self.result = None;
-        let (grid, coeffs) = (ByValue(self.grid), ByValue(self.coeffs));
+        let (grid, coeffs) = (ByValue(self.grid), ByValue(coeffs));
         let stream = self.gpu.stream();
         let pass_kernels = launches.iter().flat_map(|(function, config, label, count)| {
             std::iter::repeat_n((function, *config, label.as_str()), *count)
@@ -181,7 +199,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
                 let (src, dst) = if pass % 2 == 0 { (&*ping, &mut *pong) } else { (&*pong, &mut *ping) };
                 let mut launch = stream.launch_builder(function);
                 launch.arg(src).arg(dst).arg(&grid).arg(&coeffs);
-                // SAFETY: the entry point takes (input, output, Grid3, Coeffs<T>); both
+                // SAFETY: the entry point takes (input, output, Grid3, C); both
                 // buffers hold `grid.len()` elements; `config` comes from the same constants
                 // as the kernel's tile sizes.
                 unsafe { launch.launch(config) }.context(|| format!("launching the {label} kernel"))?;
@@ -191,6 +209,48 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         let ms = ms.map_err(|e| e.while_doing(|| format!("running the {} kernel", labels.join(" and "))))?;
         self.result = Some(passes % 2);
         Ok(ms)
+    }
+
+    /// `steps` time steps of the order-`R` star stencil (`R` = 2: 13 points, 4: 25) with
+    /// `coeffs` (the problem's seven-point coefficients are not used), on the streaming design
+    /// (`gpu_kernels::stencil::stencil_star_streaming`); GPU time in milliseconds. Points within
+    /// `R` of a face keep their input. Grids thinner than `2R + 1` are refused with `BadShape`.
+    pub fn run_star<const R: usize>(&mut self, coeffs: StarCoeffs<T, R>, steps: usize) -> Result<f64>
+    where
+        StarCoeffs<T, R>: KernelParam,
+    {
+        let shape = super::high_order::star_shape(R)?;
+        shape.check_grid(self.grid)?;
+        let sms = self.gpu.info.multiprocessors.max(1) as u32;
+        let (entry, config) = super::high_order::star_launch(R, self.grid, T::NAME, sms)?;
+        let function = self.gpu.function(&entry)?;
+        let label = format!("{shape} {}", T::NAME);
+        self.run_launches_with(&[(function, config, label, steps)], coeffs)
+    }
+
+    /// As [`run_star`](Self::run_star), with the book's shared-memory tiled form (Fig. 8.8 with a
+    /// halo of `R`), the readable baseline.
+    pub fn run_star_tiled<const R: usize>(&mut self, coeffs: StarCoeffs<T, R>, steps: usize) -> Result<f64>
+    where
+        StarCoeffs<T, R>: KernelParam,
+    {
+        let shape = super::high_order::star_shape(R)?;
+        shape.check_grid(self.grid)?;
+        let (entry, config) = super::high_order::star_tiled_launch(R, self.grid, size_of::<T>())?;
+        let function = self.gpu.function(&entry)?;
+        let label = format!("{shape} shared-tiled {}", T::NAME);
+        self.run_launches_with(&[(function, config, label, steps)], coeffs)
+    }
+
+    /// `steps` time steps of the 27-point box stencil with `coeffs` (by distance class), on the
+    /// streaming design (`gpu_kernels::stencil::stencil_box_streaming`); GPU time in
+    /// milliseconds. Boundary points keep their input.
+    pub fn run_box(&mut self, coeffs: BoxCoeffs<T>, steps: usize) -> Result<f64> {
+        let sms = self.gpu.info.multiprocessors.max(1) as u32;
+        let (entry, config) = super::high_order::box_launch(self.grid, T::NAME, sms)?;
+        let function = self.gpu.function(&entry)?;
+        let label = format!("box27 {}", T::NAME);
+        self.run_launches_with(&[(function, config, label, steps)], coeffs)
     }
 
     /// GPU time in milliseconds of `times` device-to-device copies of the whole grid: each

@@ -1,0 +1,100 @@
+//! Beyond the book: the 27-point box stencil on the streaming kernel's design (`streaming.rs`).
+//! Each thread owns `V` consecutive points of a row and walks a run of z planes, holding three
+//! planes of its 3 × (V + 2) neighbourhood (its row and the rows above and below, one column
+//! beyond each end) in registers, so DRAM sees each plane once; the rows above and below and the
+//! end columns come from L1 and L2, where neighbouring threads' loads brought them. No barriers,
+//! no shared memory; every read clamped into the grid.
+//!
+//! Results are bitwise those of the CPU reference: the same formula (`BoxCoeffs::apply`).
+
+use super::Grid3;
+use super::box27::{BoxCoeffs, Cube};
+use crate::Real;
+use crate::device::thread::*;
+use crate::device::{load_vector, prefetch_l2, store_vector};
+
+/// One plane of a thread's neighbourhood: rows `j − 1`, `j`, `j + 1` over its `V` columns, and
+/// the column left and right of them.
+#[derive(Clone, Copy)]
+struct Slab<T, const V: usize> {
+    rows: [[T; V]; 3],
+    left: [T; 3],
+    right: [T; 3],
+}
+
+impl<T: Copy, const V: usize> Slab<T, V> {
+    /// The value at row offset `dy` (0..3) and column `e + dx − 1` of the patch (`dx` in 0..3).
+    #[inline(always)]
+    fn at(&self, dy: usize, e: usize, dx: usize) -> T {
+        match e + dx {
+            0 => self.left[dy],
+            c if c > V => self.right[dy],
+            c => self.rows[dy][c - 1],
+        }
+    }
+}
+
+/// One time step of the box stencil; boundary points copy their input.
+///
+/// # Safety
+/// As [`stencil_star_streaming`](super::stencil_star_streaming): aligned, non-overlapping
+/// buffers of `grid.len()` elements, `V` a power of two dividing `grid.nx`, `V`-wide patches.
+#[inline(always)]
+pub unsafe fn stencil_box_streaming<T: Real, const V: usize>(
+    input: *const T,
+    output: *mut T,
+    grid: Grid3,
+    c: BoxCoeffs<T>,
+) {
+    let Grid3 { nx, ny, nz } = grid;
+    let k_start = (block_idx_x() * block_dim_x() + thread_idx_x()) * V as u32;
+    let j = block_idx_y() * block_dim_y() + thread_idx_y();
+    if k_start >= nx || j >= ny {
+        return;
+    }
+    let planes = nz.div_ceil(grid_dim_z());
+    let i_start = block_idx_z() * planes;
+    let i_end = (i_start + planes).min(nz);
+
+    let (i_first, i_last) = (i_start.saturating_sub(1), i_end.min(nz - 1));
+    let plane = |i: u32| i.clamp(i_first, i_last) as usize * grid.plane_stride();
+    let rows: [usize; 3] = core::array::from_fn(|dy| {
+        (j as i64 + dy as i64 - 1).clamp(0, ny as i64 - 1) as usize * grid.row_stride()
+    });
+    let (left, right) = ((k_start as usize).saturating_sub(1), (k_start as usize + V).min(nx as usize - 1));
+    // SAFETY (loads): every offset lies in the grid; `k_start` is a multiple of `V`, which
+    // divides `nx`, so each patch row is `V` aligned elements of one grid row.
+    let load = |i: u32| -> Slab<T, V> {
+        let at = plane(i);
+        unsafe {
+            Slab {
+                rows: core::array::from_fn(|dy| load_vector(input.add(at + rows[dy] + k_start as usize))),
+                left: core::array::from_fn(|dy| *input.add(at + rows[dy] + left)),
+                right: core::array::from_fn(|dy| *input.add(at + rows[dy] + right)),
+            }
+        }
+    };
+    let interior = |v: u32, n: u32| v.wrapping_sub(1) < n - 2;
+    let x_interior: [bool; V] = core::array::from_fn(|e| interior(k_start + e as u32, nx));
+    let y_interior = interior(j, ny);
+    let here = rows[1] + k_start as usize;
+
+    // Planes `i − 1`, `i`, `i + 1`.
+    let mut queue: [Slab<T, V>; 3] = [load(i_start.wrapping_sub(1)), load(i_start), load(i_start + 1)];
+    for i in i_start..i_end {
+        let entering = load(i + 2);
+        // SAFETY: the offset lies in the grid (clamped).
+        unsafe { prefetch_l2(input.add(plane(i + 3) + here)) };
+        let z_interior = interior(i, nz);
+        let out: [T; V] = core::array::from_fn(|e| {
+            let cube: Cube<T> = core::array::from_fn(|dz| {
+                core::array::from_fn(|dy| core::array::from_fn(|dx| queue[dz].at(dy, e, dx)))
+            });
+            let centre = cube[1][1][1];
+            if z_interior && y_interior && x_interior[e] { c.apply(&cube) } else { centre }
+        });
+        // SAFETY: the row is in the grid (`j < ny`), so `here` is its unclamped offset.
+        unsafe { store_vector(output.add(i as usize * grid.plane_stride() + here), out) };
+        queue = [queue[1], queue[2], entering];
+    }
+}

@@ -1,0 +1,116 @@
+//! Beyond the book: the star stencils of order `R` (13 points for `R` = 2, 25 for `R` = 4) on
+//! the streaming kernel's design (`streaming.rs`: 2.5D blocking after Micikevicius 2009). Each
+//! thread owns `V` consecutive points of a row and walks a run of z planes; its z neighbours, `R`
+//! on each side, rotate through a register queue of `2R + 1` planes, so DRAM sees each plane
+//! once; the x and y neighbours of the current plane (`R` columns each side, `R` rows above and
+//! below) are read straight from global memory, where neighbouring threads' loads have brought
+//! them into L1 and L2. No barriers, no shared memory; 16-byte row loads; every read is clamped
+//! into the grid, so no load sits behind a branch.
+//!
+//! Results are bitwise those of the CPU reference: the same formula (`StarCoeffs::apply`).
+
+use super::Grid3;
+use super::star::{Arm, StarCoeffs};
+use crate::Real;
+use crate::device::thread::*;
+use crate::device::{load_vector, prefetch_l2, store_vector};
+
+/// One time step of the order-`R` star; points within `R` of a face copy their input.
+///
+/// # Safety
+/// `input` and `output` hold `grid.len()` elements each, start 16-byte aligned and do not
+/// overlap; `V` is a power of two that divides `grid.nx`; the launch covers the x–y plane with
+/// `V`-wide patches, one per thread, and `gridDim.z` blocks share the planes along z.
+#[inline(always)]
+pub unsafe fn stencil_star_streaming<T: Real, const R: usize, const V: usize, const QUEUE: usize>(
+    input: *const T,
+    output: *mut T,
+    grid: Grid3,
+    c: StarCoeffs<T, R>,
+) {
+    const { assert!(QUEUE == 2 * R + 1, "the z queue holds the plane and R on each side") };
+    let Grid3 { nx, ny, nz } = grid;
+    let k_start = (block_idx_x() * block_dim_x() + thread_idx_x()) * V as u32;
+    let j = block_idx_y() * block_dim_y() + thread_idx_y();
+    if k_start >= nx || j >= ny {
+        return;
+    }
+    let planes = nz.div_ceil(grid_dim_z());
+    let i_start = block_idx_z() * planes;
+    let i_end = (i_start + planes).min(nz);
+
+    // Planes are clamped to the run and the `R` planes on each side of it, rows and columns to
+    // the grid: a clamped value belongs to a point within `R` of a face, which keeps its input.
+    let (i_first, i_last) = (i_start.saturating_sub(R as u32), (i_end + R as u32 - 1).min(nz - 1));
+    let plane = |i: u32| i.clamp(i_first, i_last) as usize * grid.plane_stride();
+    let row = |j: i64| j.clamp(0, ny as i64 - 1) as usize * grid.row_stride();
+    let column = |k: i64| k.clamp(0, nx as i64 - 1) as usize;
+    let here = row(j as i64) + k_start as usize;
+    // SAFETY (loads): every offset lies in the grid; `k_start` is a multiple of `V`, which
+    // divides `nx`, so a patch is `V` aligned elements of one row.
+    let load_patch = |i: u32| -> [T; V] { unsafe { load_vector(input.add(plane(i) + here)) } };
+    // The current plane's neighbours: `R` columns left and right of the patch, `R` rows above
+    // and below it (nearest first).
+    let load_halo = |i: u32| {
+        let at = plane(i);
+        let (jj, kk) = (j as i64, k_start as i64);
+        // SAFETY: as above.
+        unsafe {
+            (
+                core::array::from_fn::<T, R, _>(|d| *input.add(at + row(jj) + column(kk - 1 - d as i64))),
+                core::array::from_fn::<T, R, _>(|d| *input.add(at + row(jj) + column(kk + (V + d) as i64))),
+                core::array::from_fn::<[T; V], R, _>(|d| {
+                    load_vector(input.add(at + row(jj - 1 - d as i64) + k_start as usize))
+                }),
+                core::array::from_fn::<[T; V], R, _>(|d| {
+                    load_vector(input.add(at + row(jj + 1 + d as i64) + k_start as usize))
+                }),
+            )
+        }
+    };
+    let interior = |v: u32, n: u32| v >= R as u32 && v + (R as u32) < n;
+    let x_interior: [bool; V] = core::array::from_fn(|e| interior(k_start + e as u32, nx));
+    let y_interior = interior(j, ny);
+
+    // The register queue along z: planes `i − R ..= i + R`.
+    let mut queue: [[T; V]; QUEUE] =
+        core::array::from_fn(|q| load_patch((i_start + q as u32).wrapping_sub(R as u32)));
+    let mut halo = load_halo(i_start);
+    for i in i_start..i_end {
+        let next_halo = load_halo(i + 1);
+        let entering = load_patch(i + R as u32 + 1);
+        // SAFETY: the offset lies in the grid (clamped).
+        unsafe { prefetch_l2(input.add(plane(i + R as u32 + 2) + here)) };
+
+        let (left, right, above, below) = halo;
+        let centre = queue[R];
+        let z_interior = interior(i, nz);
+        let out: [T; V] = core::array::from_fn(|e| {
+            let x = Arm {
+                minus: core::array::from_fn(|d| if e > d { centre[e - 1 - d] } else { left[d - e] }),
+                plus: core::array::from_fn(|d| {
+                    if e + 1 + d < V { centre[e + 1 + d] } else { right[e + 1 + d - V] }
+                }),
+            };
+            let y = Arm {
+                minus: core::array::from_fn(|d| above[d][e]),
+                plus: core::array::from_fn(|d| below[d][e]),
+            };
+            let z = Arm {
+                minus: core::array::from_fn(|d| queue[R - 1 - d][e]),
+                plus: core::array::from_fn(|d| queue[R + 1 + d][e]),
+            };
+            let value = c.apply(centre[e], x, y, z);
+            if z_interior && y_interior && x_interior[e] { value } else { centre[e] }
+        });
+        // SAFETY: the row is in the grid (`j < ny`), so `here` is its unclamped offset.
+        unsafe { store_vector(output.add(i as usize * grid.plane_stride() + here), out) };
+
+        // Shift the queue one plane (element by element: `rotate_left` would go through memory).
+        for q in 0..QUEUE - 1 {
+            queue[q] = queue[q + 1];
+        }
+        queue[QUEUE - 1] = entering;
+        halo = next_halo;
+    }
+}
