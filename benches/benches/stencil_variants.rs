@@ -206,6 +206,36 @@ fn shapes<T: Element>(c: &mut Criterion, gpu: &Gpu, grid: (usize, usize, usize))
     group.finish();
 }
 
+/// The launch shapes of the high-order stars' and the box's streaming kernels (every built
+/// vector and halo timing × a few blocks), one step each beside the copy, so the report shows
+/// why `tiles::STAR13_F32` and the others were chosen. A shape whose blocks need more registers
+/// than an SM has is named and skipped.
+fn shapes_sweep<T: Element>(c: &mut Criterion, gpu: &Gpu) {
+    let mut problem = problem::<T>(gpu, SWEEP_GRID);
+    let mut group = c.benchmark_group(format!("stencil_shapes_sweep/{}", case(SWEEP_GRID, T::NAME)));
+    group.throughput(Throughput::Elements(problem.grid().len() as u64));
+    group
+        .bench_function("copy", |b| b.iter_custom(|iters| from_ms(or_exit(problem.copy_ms(iters as usize)))));
+    for shape in [StencilShape::Star13, StencilShape::Star25, StencilShape::Box27] {
+        let coeffs = bounded(shape);
+        for (i, launch) in or_exit(high_order::sweep(shape, T::NAME)).into_iter().enumerate() {
+            let name =
+                format!("{shape}/{}{}", streaming::Describe(launch), if i == 0 { " (default)" } else { "" });
+            if let Err(e) = high_order::run_shape_with(&mut problem, shape, &coeffs, launch, 1) {
+                eprintln!("stencil_shapes_sweep: {name} skipped: {e}");
+                continue;
+            }
+            group.bench_function(name, |b| {
+                b.iter_custom(|iters| {
+                    let steps = iters.max(1) as usize;
+                    from_ms(or_exit(high_order::run_shape_with(&mut problem, shape, &coeffs, launch, steps)))
+                })
+            });
+        }
+    }
+    group.finish();
+}
+
 fn main() {
     let Some(gpu) = open_gpu(BENCH) else { return };
     write_gpu_info(&gpu);
@@ -227,5 +257,7 @@ fn main() {
         shapes::<f32>(&mut c, &gpu, grid);
         shapes::<f64>(&mut c, &gpu, grid);
     }
+    shapes_sweep::<f32>(&mut c, &gpu);
+    shapes_sweep::<f64>(&mut c, &gpu);
     c.final_summary();
 }

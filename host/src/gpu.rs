@@ -6,6 +6,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::sys::{self, CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr,
+    LaunchConfig,
 };
 use cudarc::nvrtc::Ptx;
 use gpu_kernels::KernelParam;
@@ -183,6 +184,24 @@ impl Gpu {
             .map_err(|source| Error::PtxLoad { what: format!("entry point {name}"), source })?;
         functions.insert(name.to_owned(), f.clone());
         Ok(f)
+    }
+
+    /// Refuses a launch of `function` (named `label` in errors) in blocks of more threads than
+    /// its registers allow, which the driver would only report after the fact as
+    /// `CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES`.
+    pub fn check_block(&self, function: &CudaFunction, config: &LaunchConfig, label: &str) -> Result<()> {
+        let (x, y, z) = config.block_dim;
+        let attributes = || format!("reading the {label} kernel's attributes");
+        let most = function.max_threads_per_block().context(attributes)?;
+        if i64::from(x * y * z) > i64::from(most) {
+            let registers = function.num_regs().context(attributes)?;
+            return Err(Error::BadShape(format!(
+                "the {label} kernel uses {registers} registers per thread, so its blocks hold at most {most} \
+                 threads; this launch asks for {x}×{y}×{z} = {} (a smaller block or a narrower vector fits)",
+                x * y * z
+            )));
+        }
+        Ok(())
     }
 
     /// Lets `function` (named `label` in errors) launch with `shared_mem_bytes` of dynamic

@@ -2,7 +2,7 @@
 //! (the PTX declares it `.extern .shared`, so `ptxas` cannot report it).
 
 use crate::merge::{MergeVariant, path};
-use crate::stencil::{StencilVariant, high_order, streaming, temporal};
+use crate::stencil::{StencilShape, StencilVariant, high_order, streaming, temporal};
 
 /// `(entry point, dynamic shared-memory bytes per block)` for every launched kernel: the
 /// book's stencils at every tile edge of their sweep, every streaming stencil kernel (no
@@ -26,17 +26,16 @@ pub fn entry_points() -> Vec<(String, usize)> {
             let entry = streaming::entry_point(streaming::shape_of(kernel), dtype).expect("a built kernel");
             entries.push((entry, 0));
         }
-        for &(order, vector) in high_order::star_kernels(dtype) {
-            entries.push((format!("stencil_star{order}_v{vector}_{dtype}"), 0));
+        for shape in [StencilShape::Star13, StencilShape::Star25, StencilShape::Box27] {
+            for launch in high_order::sweep(shape, dtype).expect("a high-order star or the box") {
+                entries.push((high_order::entry_point(shape, launch, dtype).expect("a built kernel"), 0));
+            }
         }
         for order in [2, 4] {
             let bytes = if dtype == "f64" { 8 } else { 4 };
             let probe = gpu_kernels::stencil::Grid3 { nx: 9, ny: 9, nz: 9 };
             let (entry, config) = high_order::star_tiled_launch(order, probe, bytes).expect("orders 2 and 4");
             entries.push((entry, config.shared_mem_bytes as usize));
-        }
-        for &vector in high_order::box_kernels(dtype) {
-            entries.push((format!("stencil_box27_v{vector}_{dtype}"), 0));
         }
         for &shape in temporal::sweep(dtype) {
             let entry = temporal::entry_point(shape, dtype).expect("a built kernel");

@@ -121,16 +121,17 @@ temporal_entry_points! {
     TEMPORAL_KERNELS_F64: f64 => [(2, 2), (3, 2), (4, 2), (6, 2), (2, 1), (3, 1), (2, 4), (4, 4)];
 }
 
-/// Stamps out the high-order star kernels' entry points `stencil_star<R>_v<V>_<t>` (13 points
-/// for `R` = 2, 25 for `R` = 4) for each `(R, V)` listed, and the list as `$list` for the host.
+/// Stamps out the high-order star kernels' entry points `stencil_star<R>_v<V>_a<A>_<t>` (13
+/// points for `R` = 2, 25 for `R` = 4; `A` = 1: halo loaded a plane ahead) for each `(R, V, A)`
+/// listed, and the list as `$list` for the host.
 macro_rules! star_entry_points {
-    ($($list:ident: $t:ident => [$(($r:literal, $v:literal)),* $(,)?];)*) => {$(
-        #[doc = concat!("Every high-order star entry point built for `", stringify!($t), "`: (order, vector).")]
-        pub const $list: &[(usize, usize)] = &[$(($r, $v)),*];
+    ($($list:ident: $t:ident => [$(($r:literal, $v:literal, $a:literal)),* $(,)?];)*) => {$(
+        #[doc = concat!("Every high-order star entry point built for `", stringify!($t), "`: (order, vector, ahead).")]
+        pub const $list: &[(usize, usize, usize)] = &[$(($r, $v, $a)),*];
         $(
             #[cfg(target_arch = "nvptx64")]
             #[unsafe(no_mangle)]
-            pub unsafe extern "ptx-kernel" fn ${concat(stencil_star, $r, _v, $v, _, $t)}(
+            pub unsafe extern "ptx-kernel" fn ${concat(stencil_star, $r, _v, $v, _a, $a, _, $t)}(
                 input: *const $t,
                 output: *mut $t,
                 grid: super::Grid3,
@@ -139,17 +140,23 @@ macro_rules! star_entry_points {
                 // SAFETY: the host launcher picks this entry point only for grids whose `nx`
                 // `V` divides, and covers the grid with `V`-wide patches.
                 unsafe {
-                    super::stencil_star_streaming::<$t, $r, $v, { 2 * $r + 1 }>(input, output, grid, coeffs)
+                    super::stencil_star_streaming::<$t, $r, $v, { 2 * $r + 1 }, { $a == 1 }>(
+                        input, output, grid, coeffs,
+                    )
                 }
             }
         )*
     )*};
 }
 
-// Orders 2 and 4, with 16-byte rows and the narrower vectors for rows of other lengths.
+// Orders 2 and 4, with 16-byte rows and the narrower vectors (for rows of other lengths, and
+// fewer registers), each with the halo loaded ahead and not.
 star_entry_points! {
-    STAR_KERNELS_F32: f32 => [(2, 4), (2, 2), (2, 1), (4, 4), (4, 2), (4, 1)];
-    STAR_KERNELS_F64: f64 => [(2, 2), (2, 1), (4, 2), (4, 1)];
+    STAR_KERNELS_F32: f32 => [
+        (2, 4, 0), (2, 4, 1), (2, 2, 0), (2, 2, 1), (2, 1, 0), (2, 1, 1),
+        (4, 4, 0), (4, 4, 1), (4, 2, 0), (4, 2, 1), (4, 1, 0), (4, 1, 1),
+    ];
+    STAR_KERNELS_F64: f64 => [(2, 2, 0), (2, 2, 1), (2, 1, 0), (2, 1, 1), (4, 2, 0), (4, 2, 1), (4, 1, 0), (4, 1, 1)];
 }
 
 /// Stamps out the box stencil's entry points `stencil_box27_v<V>_<t>` for each vector `V`

@@ -4,8 +4,10 @@
 //! on each side, rotate through a register queue of `2R + 1` planes, so DRAM sees each plane
 //! once; the x and y neighbours of the current plane (`R` columns each side, `R` rows above and
 //! below) are read straight from global memory, where neighbouring threads' loads have brought
-//! them into L1 and L2. No barriers, no shared memory; 16-byte row loads; every read is clamped
-//! into the grid, so no load sits behind a branch.
+//! them into L1 and L2: with `AHEAD`, one plane ahead of their use (their latency hidden by the
+//! thread itself, at the cost of holding two planes' halos in registers), else in the iteration
+//! that uses them (fewer registers, so more warps per SM hide it). No barriers, no shared memory;
+//! 16-byte row loads; every read is clamped into the grid, so no load sits behind a branch.
 //!
 //! Results are bitwise those of the CPU reference: the same formula (`StarCoeffs::apply`).
 
@@ -22,7 +24,13 @@ use crate::device::{load_vector, prefetch_l2, store_vector};
 /// overlap; `V` is a power of two that divides `grid.nx`; the launch covers the x–y plane with
 /// `V`-wide patches, one per thread, and `gridDim.z` blocks share the planes along z.
 #[inline(always)]
-pub unsafe fn stencil_star_streaming<T: Real, const R: usize, const V: usize, const QUEUE: usize>(
+pub unsafe fn stencil_star_streaming<
+    T: Real,
+    const R: usize,
+    const V: usize,
+    const QUEUE: usize,
+    const AHEAD: bool,
+>(
     input: *const T,
     output: *mut T,
     grid: Grid3,
@@ -75,14 +83,15 @@ pub unsafe fn stencil_star_streaming<T: Real, const R: usize, const V: usize, co
     // The register queue along z: planes `i − R ..= i + R`.
     let mut queue: [[T; V]; QUEUE] =
         core::array::from_fn(|q| load_patch((i_start + q as u32).wrapping_sub(R as u32)));
+    // With `AHEAD`, `halo` is the next plane's halo, loaded one iteration before its use.
     let mut halo = load_halo(i_start);
     for i in i_start..i_end {
-        let next_halo = load_halo(i + 1);
+        let current = if AHEAD { core::mem::replace(&mut halo, load_halo(i + 1)) } else { load_halo(i) };
         let entering = load_patch(i + R as u32 + 1);
         // SAFETY: the offset lies in the grid (clamped).
         unsafe { prefetch_l2(input.add(plane(i + R as u32 + 2) + here)) };
 
-        let (left, right, above, below) = halo;
+        let (left, right, above, below) = current;
         let centre = queue[R];
         let z_interior = interior(i, nz);
         let out: [T; V] = core::array::from_fn(|e| {
@@ -111,6 +120,5 @@ pub unsafe fn stencil_star_streaming<T: Real, const R: usize, const V: usize, co
             queue[q] = queue[q + 1];
         }
         queue[QUEUE - 1] = entering;
-        halo = next_halo;
     }
 }

@@ -1,9 +1,13 @@
-//! Launching the high-order star kernels (`stencil_star<R>_v<V>_<t>`) and the box kernels
-//! (`stencil_box27_v<V>_<t>`): the widest built vector that divides the rows, and the streaming
-//! kernel's block shape and runs along z.
+//! Launching the high-order star kernels (`stencil_star<R>_v<V>_a<A>_<t>`) and the box kernels
+//! (`stencil_box27_v<V>_<t>`): each shape's launch shape from `tiles` (vector width, halo ahead
+//! or not, block), its vector narrowed to one that divides the rows, and the streaming kernel's
+//! runs along z.
 
 use cudarc::driver::LaunchConfig;
-use gpu_kernels::stencil::tiles::{StreamingKernel, StreamingShape, star_tiled_in_tile_dim};
+use gpu_kernels::stencil::tiles::{
+    BOX27_F32, BOX27_F64, SHAPE_SWEEP_BLOCKS, STAR13_F32, STAR13_F64, STAR25_F32, STAR25_F64,
+    StreamingKernel, StreamingShape, star_tiled_in_tile_dim,
+};
 use gpu_kernels::stencil::{BOX_KERNELS_F32, BOX_KERNELS_F64, Grid3, STAR_KERNELS_F32, STAR_KERNELS_F64};
 
 use gpu_kernels::stencil::Coeffs;
@@ -27,58 +31,108 @@ pub fn star_shape(order: usize) -> Result<StencilShape> {
         })
 }
 
-/// Every `(order, vector)` built for `dtype`.
-pub fn star_kernels(dtype: &str) -> &'static [(usize, usize)] {
-    match dtype {
-        "f64" => STAR_KERNELS_F64,
-        _ => STAR_KERNELS_F32,
+/// Every streaming kernel built for `shape` (a high-order star or the box) in `dtype`, as
+/// `(vector, ahead)`; none for the seven-point star, whose kernels are `streaming`'s.
+pub fn kernels(shape: StencilShape, dtype: &str) -> Vec<(usize, usize)> {
+    let f64 = dtype == "f64";
+    match shape {
+        StencilShape::Star7 => Vec::new(),
+        StencilShape::Box27 => {
+            let vectors = if f64 { BOX_KERNELS_F64 } else { BOX_KERNELS_F32 };
+            vectors.iter().map(|&v| (v, 0)).collect()
+        }
+        StencilShape::Star13 | StencilShape::Star25 => {
+            let built = if f64 { STAR_KERNELS_F64 } else { STAR_KERNELS_F32 };
+            built.iter().filter(|k| k.0 == shape.radius()).map(|&(_, v, a)| (v, a)).collect()
+        }
     }
 }
 
-/// The widest built vector of order `order` that divides `nx`.
-pub fn star_vector(order: usize, nx: u32, dtype: &str) -> Result<usize> {
-    star_kernels(dtype)
-        .iter()
-        .filter(|&&(r, v)| r == order && (nx as usize).is_multiple_of(v))
-        .map(|&(_, v)| v)
+/// The launch shape of `shape` (a high-order star or the box) in `dtype` from `tiles`.
+pub fn default_launch(shape: StencilShape, dtype: &str) -> Result<StreamingShape> {
+    let f64 = dtype == "f64";
+    Ok(match shape {
+        StencilShape::Star7 => {
+            return Err(Error::BadArgument("the seven-point star launches as the streaming variant".into()));
+        }
+        StencilShape::Star13 => {
+            if f64 {
+                STAR13_F64
+            } else {
+                STAR13_F32
+            }
+        }
+        StencilShape::Star25 => {
+            if f64 {
+                STAR25_F64
+            } else {
+                STAR25_F32
+            }
+        }
+        StencilShape::Box27 => {
+            if f64 {
+                BOX27_F64
+            } else {
+                BOX27_F32
+            }
+        }
+    })
+}
+
+/// The benchmarks' sweep of `shape` in `dtype`: the default, then every built kernel in every
+/// block of [`SHAPE_SWEEP_BLOCKS`].
+pub fn sweep(shape: StencilShape, dtype: &str) -> Result<Vec<StreamingShape>> {
+    let default = default_launch(shape, dtype)?;
+    let others = kernels(shape, dtype).into_iter().flat_map(|(vector, ahead)| {
+        SHAPE_SWEEP_BLOCKS.map(|block| StreamingShape {
+            kernel: StreamingKernel { vector, ahead, ..default.kernel },
+            block,
+            ..default
+        })
+    });
+    Ok(std::iter::once(default).chain(others.filter(|s| *s != default)).collect())
+}
+
+/// The entry point of `launch` for `shape` in `dtype`, if it is built.
+pub fn entry_point(shape: StencilShape, launch: StreamingShape, dtype: &str) -> Result<String> {
+    let StreamingKernel { vector, ahead, .. } = launch.kernel;
+    if !kernels(shape, dtype).contains(&(vector, ahead)) {
+        return Err(Error::BadArgument(format!(
+            "no {shape} kernel with {vector} points per thread{} is built for {dtype}",
+            if ahead == 1 { " and the halo a plane ahead" } else { "" }
+        )));
+    }
+    Ok(match shape {
+        StencilShape::Box27 => format!("stencil_box27_v{vector}_{dtype}"),
+        _ => format!("stencil_star{}_v{vector}_a{ahead}_{dtype}", shape.radius()),
+    })
+}
+
+/// `launch` with its vector narrowed, where it does not divide the rows, to the widest built
+/// one that does (the same `ahead`; one point per thread is built for every shape).
+pub fn fit(shape: StencilShape, launch: StreamingShape, grid: Grid3, dtype: &str) -> StreamingShape {
+    let vector = kernels(shape, dtype)
+        .into_iter()
+        .filter(|&(v, a)| {
+            a == launch.kernel.ahead && v <= launch.kernel.vector && (grid.nx as usize).is_multiple_of(v)
+        })
+        .map(|(v, _)| v)
         .max()
-        .ok_or_else(|| Error::BadArgument(format!("no star kernel of order {order} is built for {dtype}")))
+        .unwrap_or(1);
+    launch.with_vector(vector)
 }
 
-/// Every vector width of the box kernel built for `dtype`.
-pub fn box_kernels(dtype: &str) -> &'static [usize] {
-    match dtype {
-        "f64" => BOX_KERNELS_F64,
-        _ => BOX_KERNELS_F32,
-    }
-}
-
-/// The streaming kernel's default block and planes (fewer planes on small grids,
-/// [`streaming::fill`]) for one row of `vector` points per thread.
-fn launch(vector: usize, grid: Grid3, dtype: &str, multiprocessors: u32) -> Result<LaunchConfig> {
-    let default = streaming::default_shape(dtype);
-    let shape =
-        StreamingShape { kernel: StreamingKernel { vector, rows: 1, ahead: 0, prefetch: 1 }, ..default };
-    streaming::launch_config(streaming::fill(shape, grid, multiprocessors), grid)
-}
-
-/// The entry point and launch shape of the order-`order` star on `grid`, with the widest vector
-/// that divides the rows.
-pub fn star_launch(
-    order: usize,
+/// The entry point and launch configuration of `launch` for `shape` on `grid`: the vector fitted
+/// to the rows ([`fit`]), fewer planes per block on small grids ([`streaming::fill`]).
+pub fn shape_launch(
+    shape: StencilShape,
+    launch: StreamingShape,
     grid: Grid3,
     dtype: &str,
     multiprocessors: u32,
 ) -> Result<(String, LaunchConfig)> {
-    let vector = star_vector(order, grid.nx, dtype)?;
-    Ok((format!("stencil_star{order}_v{vector}_{dtype}"), launch(vector, grid, dtype, multiprocessors)?))
-}
-
-/// The entry point and launch shape of the box stencil on `grid`.
-pub fn box_launch(grid: Grid3, dtype: &str, multiprocessors: u32) -> Result<(String, LaunchConfig)> {
-    let vector = box_kernels(dtype).iter().copied().filter(|&v| (grid.nx as usize).is_multiple_of(v)).max();
-    let vector = vector.ok_or_else(|| Error::BadArgument(format!("no box kernel is built for {dtype}")))?;
-    Ok((format!("stencil_box27_v{vector}_{dtype}"), launch(vector, grid, dtype, multiprocessors)?))
+    let launch = streaming::fill(fit(shape, launch, grid, dtype), grid, multiprocessors);
+    Ok((entry_point(shape, launch, dtype)?, streaming::launch_config(launch, grid)?))
 }
 
 /// The order-`R` star's coefficients from `values` laid out as [`StencilShape::coefficient_layout`]
@@ -163,9 +217,27 @@ pub fn run_shape_variant<T: Element>(
         }
         StencilShape::Star13 if tiled => problem.run_star_tiled(star_coeffs::<T, 2>(coeffs), steps),
         StencilShape::Star25 if tiled => problem.run_star_tiled(star_coeffs::<T, 4>(coeffs), steps),
-        StencilShape::Star13 => problem.run_star(star_coeffs::<T, 2>(coeffs), steps),
-        StencilShape::Star25 => problem.run_star(star_coeffs::<T, 4>(coeffs), steps),
-        StencilShape::Box27 => problem.run_box(box_coeffs(coeffs), steps),
+        _ => run_shape_with(problem, shape, coeffs, default_launch(shape, T::NAME)?, steps),
+    }
+}
+
+/// As [`run_shape`] for a high-order star or the box, with the launch shape `launch` (e.g. one
+/// of [`sweep`]'s).
+pub fn run_shape_with<T: Element>(
+    problem: &mut StencilProblem<'_, T>,
+    shape: StencilShape,
+    coeffs: &[f64],
+    launch: StreamingShape,
+    steps: usize,
+) -> Result<f64> {
+    shape.check_coeffs(coeffs)?;
+    match shape {
+        StencilShape::Star7 => Err(Error::BadArgument(
+            "the seven-point star takes the streaming kernel's shapes: run_shape".into(),
+        )),
+        StencilShape::Star13 => problem.run_star_with(star_coeffs::<T, 2>(coeffs), launch, steps),
+        StencilShape::Star25 => problem.run_star_with(star_coeffs::<T, 4>(coeffs), launch, steps),
+        StencilShape::Box27 => problem.run_box_with(box_coeffs(coeffs), launch, steps),
     }
 }
 
@@ -197,18 +269,48 @@ mod tests {
 
     #[test]
     fn vectors_fit_the_rows_and_shapes_have_their_orders() {
-        assert_eq!(star_vector(2, 512, "f32").unwrap(), 4);
-        assert_eq!(star_vector(4, 514, "f32").unwrap(), 2);
-        assert_eq!(star_vector(4, 515, "f64").unwrap(), 1);
-        assert!(star_vector(3, 512, "f32").is_err());
+        let cube = Grid3 { nx: 512, ny: 512, nz: 512 };
+        let wide = StencilShape::Star13;
+        let four = StreamingShape {
+            kernel: StreamingKernel { vector: 4, ahead: 1, ..STAR13_F32.kernel },
+            ..STAR13_F32
+        };
+        assert_eq!(fit(wide, four, cube, "f32").kernel.vector, 4);
+        assert_eq!(
+            fit(wide, four, Grid3 { nx: 514, ..cube }, "f32").kernel,
+            StreamingKernel { vector: 2, ..four.kernel }
+        );
+        assert_eq!(fit(StencilShape::Star25, four, Grid3 { nx: 515, ..cube }, "f64").kernel.vector, 1);
+        assert!(entry_point(wide, four, "f64").is_err(), "no 4-point f64 kernel");
         assert_eq!(star_shape(2).unwrap(), StencilShape::Star13);
         assert_eq!(star_shape(4).unwrap(), StencilShape::Star25);
         assert!(star_shape(1).is_err());
-        let (entry, config) = star_launch(4, Grid3 { nx: 512, ny: 512, nz: 512 }, "f64", 132).unwrap();
-        assert_eq!(entry, "stencil_star4_v2_f64");
-        assert_eq!(config.block_dim, (32, 16, 1));
-        let (entry, _) = box_launch(Grid3 { nx: 30, ny: 9, nz: 9 }, "f32", 132).unwrap();
+        assert!(default_launch(StencilShape::Star7, "f32").is_err());
+        let (entry, config) = shape_launch(StencilShape::Star25, STAR25_F64, cube, "f64", 132).unwrap();
+        assert_eq!(
+            entry,
+            format!("stencil_star4_v{}_a{}_f64", STAR25_F64.kernel.vector, STAR25_F64.kernel.ahead)
+        );
+        assert_eq!(config.block_dim, (STAR25_F64.block[0], STAR25_F64.block[1], 1));
+        let (entry, _) = shape_launch(
+            StencilShape::Box27,
+            BOX27_F32.with_vector(4),
+            Grid3 { nx: 30, ny: 9, nz: 9 },
+            "f32",
+            132,
+        )
+        .unwrap();
         assert_eq!(entry, "stencil_box27_v2_f32");
+        for shape in [StencilShape::Star13, StencilShape::Star25, StencilShape::Box27] {
+            for dtype in ["f32", "f64"] {
+                let sweep = sweep(shape, dtype).unwrap();
+                assert_eq!(sweep[0], default_launch(shape, dtype).unwrap());
+                assert_eq!(sweep.len(), kernels(shape, dtype).len() * SHAPE_SWEEP_BLOCKS.len());
+                for launch in sweep {
+                    entry_point(shape, launch, dtype).unwrap();
+                }
+            }
+        }
         let c = star_coeffs::<f64, 2>(&[-7.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
         assert_eq!((c.center, c.x, c.y, c.z), (-7.5, [1.0, 2.0], [3.0, 4.0], [5.0, 6.0]));
         let (entry, tiled) = star_tiled_launch(4, Grid3 { nx: 512, ny: 512, nz: 512 }, 4).unwrap();

@@ -9,7 +9,7 @@ use gpu_kernels::stencil::tiles::{StreamingShape, TemporalShape};
 use gpu_kernels::stencil::{Coeffs, Grid3};
 use ndarray::{Array3, ArrayView3};
 
-use super::{StencilVariant, grid_of, streaming, temporal};
+use super::{StencilShape, StencilVariant, grid_of, streaming, temporal};
 use crate::error::CudaContext as _;
 use crate::gpu::ByValue;
 use crate::preflight::{self, StencilNeed};
@@ -184,6 +184,9 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         if passes == 0 {
             return Err(Error::BadArgument("the number of time steps must be at least 1".into()));
         }
+        for (function, config, label, _) in launches {
+            self.gpu.check_block(function, config, label)?;
+        }
         let [ping, pong] = &mut self.buffers;
         self.gpu.copy(&self.input, ping)?;
         self.gpu.poison(pong)?;
@@ -219,13 +222,39 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     where
         StarCoeffs<T, R>: KernelParam,
     {
+        let launch = super::high_order::default_launch(super::high_order::star_shape(R)?, T::NAME)?;
+        self.run_star_with(coeffs, launch, steps)
+    }
+
+    /// As [`run_star`](Self::run_star), with the launch shape `launch` (e.g. one of the
+    /// benchmarks' sweep, `high_order::sweep`).
+    pub fn run_star_with<const R: usize>(
+        &mut self,
+        coeffs: StarCoeffs<T, R>,
+        launch: StreamingShape,
+        steps: usize,
+    ) -> Result<f64>
+    where
+        StarCoeffs<T, R>: KernelParam,
+    {
         let shape = super::high_order::star_shape(R)?;
+        let launch = self.shape_launch(shape, launch, steps)?;
+        self.run_launches_with(&[launch], coeffs)
+    }
+
+    /// The function, launch configuration, label and `steps` of `launch` for `shape` on this
+    /// grid, the grid checked against the shape's thickness.
+    fn shape_launch(
+        &self,
+        shape: StencilShape,
+        launch: StreamingShape,
+        steps: usize,
+    ) -> Result<(CudaFunction, LaunchConfig, String, usize)> {
         shape.check_grid(self.grid)?;
         let sms = self.gpu.info.multiprocessors.max(1) as u32;
-        let (entry, config) = super::high_order::star_launch(R, self.grid, T::NAME, sms)?;
-        let function = self.gpu.function(&entry)?;
+        let (entry, config) = super::high_order::shape_launch(shape, launch, self.grid, T::NAME, sms)?;
         let label = format!("{shape} {}", T::NAME);
-        self.run_launches_with(&[(function, config, label, steps)], coeffs)
+        Ok((self.gpu.function(&entry)?, config, label, steps))
     }
 
     /// As [`run_star`](Self::run_star), with the book's shared-memory tiled form (Fig. 8.8 with a
@@ -246,11 +275,18 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// streaming design (`gpu_kernels::stencil::stencil_box_streaming`); GPU time in
     /// milliseconds. Boundary points keep their input.
     pub fn run_box(&mut self, coeffs: BoxCoeffs<T>, steps: usize) -> Result<f64> {
-        let sms = self.gpu.info.multiprocessors.max(1) as u32;
-        let (entry, config) = super::high_order::box_launch(self.grid, T::NAME, sms)?;
-        let function = self.gpu.function(&entry)?;
-        let label = format!("box27 {}", T::NAME);
-        self.run_launches_with(&[(function, config, label, steps)], coeffs)
+        self.run_box_with(coeffs, super::high_order::default_launch(StencilShape::Box27, T::NAME)?, steps)
+    }
+
+    /// As [`run_box`](Self::run_box), with the launch shape `launch`.
+    pub fn run_box_with(
+        &mut self,
+        coeffs: BoxCoeffs<T>,
+        launch: StreamingShape,
+        steps: usize,
+    ) -> Result<f64> {
+        let launch = self.shape_launch(StencilShape::Box27, launch, steps)?;
+        self.run_launches_with(&[launch], coeffs)
     }
 
     /// GPU time in milliseconds of `times` device-to-device copies of the whole grid: each
