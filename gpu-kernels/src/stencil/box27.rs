@@ -19,50 +19,56 @@ pub struct BoxCoeffs<T> {
 /// The 3×3×3 values around a point, `[dz][dy][dx]` with offsets `0..3` (`[1][1][1]` the point).
 pub type Cube<T> = [[[T; 3]; 3]; 3];
 
-/// The offsets `[dz, dy, dx]` of the cube's members `off` steps from the centre (1: faces, 2:
-/// edges, 3: corners), in `z`, `y`, `x` order (x fastest).
-const fn class<const N: usize>(off: usize) -> [[usize; 3]; N] {
-    let mut offsets = [[0; 3]; N];
-    let (mut n, mut i) = (0, 0);
-    while i < 27 {
-        let at = [i / 9, i / 3 % 3, i % 3];
-        let away = (at[0] != 1) as usize + (at[1] != 1) as usize + (at[2] != 1) as usize;
-        if away == off {
-            offsets[n] = at;
-            n += 1;
-        }
-        i += 1;
-    }
-    assert!(n == N, "a class of the cube has 6, 12 or 8 members");
-    offsets
+/// One 3×3 plane of a cube, `[dy][dx]`.
+pub type Plane<T> = [[T; 3]; 3];
+
+/// What the formula needs of one plane of the cube: its centre, the sum of the 4 points beside
+/// the centre (`cross`) and the sum of the 4 diagonal ones (`diagonal`). A streaming kernel
+/// computes them once per plane and keeps them for the three points whose cubes hold the plane.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PlaneSums<T> {
+    pub centre: T,
+    pub cross: T,
+    pub diagonal: T,
 }
 
-/// The faces', edges' and corners' offsets.
-const FACES: [[usize; 3]; 6] = class(1);
-const EDGES: [[usize; 3]; 12] = class(2);
-const CORNERS: [[usize; 3]; 8] = class(3);
-
-/// The sum of one class's values, in the order of `offsets`.
-#[inline(always)]
-fn class_sum<T: Real, const N: usize>(cube: &Cube<T>, offsets: &[[usize; 3]; N]) -> T {
-    let at = |[z, y, x]: [usize; 3]| cube[z][y][x];
-    let mut sum = at(offsets[0]);
-    for &offset in &offsets[1..] {
-        sum = sum + at(offset);
+impl<T: Real> PlaneSums<T> {
+    /// The sums of `plane`, in this order: the middle row's two ends, then the middle column's;
+    /// the top row's two corners, then the bottom row's.
+    #[inline(always)]
+    pub fn of(plane: &Plane<T>) -> Self {
+        let middle_row = plane[1][0] + plane[1][2];
+        Self {
+            centre: plane[1][1],
+            cross: middle_row + (plane[0][1] + plane[2][1]),
+            diagonal: (plane[0][0] + plane[0][2]) + (plane[2][0] + plane[2][2]),
+        }
     }
-    sum
 }
 
 impl<T: Real> BoxCoeffs<T> {
-    /// The formula for one interior point, in this order: each class's values summed in `z`,
-    /// `y`, `x` order (x fastest); then the centre's product, and the faces', edges' and
-    /// corners' sums weighed in with fused multiply-adds.
+    /// The formula for one interior point from the sums of its cube's planes below, here and
+    /// above: the faces are here's cross and the centres below and above; the edges here's
+    /// diagonal and the crosses below and above; the corners the diagonals below and above. The
+    /// centre's product first, then the faces', edges' and corners' sums weighed in with fused
+    /// multiply-adds.
+    #[inline(always)]
+    pub fn apply_sums(self, below: PlaneSums<T>, here: PlaneSums<T>, above: PlaneSums<T>) -> T {
+        let faces = here.cross + (below.centre + above.centre);
+        let edges = here.diagonal + (below.cross + above.cross);
+        let corners = below.diagonal + above.diagonal;
+        let sum = self.center * here.centre;
+        let sum = self.face.mul_add(faces, sum);
+        let sum = self.edge.mul_add(edges, sum);
+        self.corner.mul_add(corners, sum)
+    }
+
+    /// The formula for one interior point from its cube ([`apply_sums`](Self::apply_sums) of
+    /// its planes' [`PlaneSums`]).
     #[inline(always)]
     pub fn apply(self, cube: &Cube<T>) -> T {
-        let sum = self.center * cube[1][1][1];
-        let sum = self.face.mul_add(class_sum(cube, &FACES), sum);
-        let sum = self.edge.mul_add(class_sum(cube, &EDGES), sum);
-        self.corner.mul_add(class_sum(cube, &CORNERS), sum)
+        let [below, here, above] = cube.each_ref().map(PlaneSums::of);
+        self.apply_sums(below, here, above)
     }
 }
 
@@ -85,14 +91,14 @@ mod tests {
     }
 
     #[test]
-    fn classes_partition_the_cube() {
-        let mut seen = [[[0; 3]; 3]; 3];
-        for [z, y, x] in FACES.iter().chain(&EDGES).chain(&CORNERS).copied() {
-            seen[z][y][x] += 1;
+    fn every_member_of_a_class_gets_its_coefficient() {
+        let c = BoxCoeffs { center: 1000.0, face: 100.0, edge: 10.0, corner: 1.0 };
+        for (z, y, x) in (0..27).map(|i| (i / 9, i / 3 % 3, i % 3)) {
+            let away = [z, y, x].iter().filter(|&&o| o != 1).count();
+            let expected = [1000.0, 100.0, 10.0, 1.0][away];
+            let one = cube(|a, b, d| if (a, b, d) == (z, y, x) { 1.0 } else { 0.0 });
+            assert_eq!(c.apply(&one), expected, "member ({z}, {y}, {x})");
         }
-        seen[1][1][1] += 1;
-        assert_eq!(seen, [[[1; 3]; 3]; 3]);
-        assert_eq!((FACES[0], EDGES[0], CORNERS[0]), ([0, 1, 1], [0, 0, 1], [0, 0, 0]));
     }
 
     #[test]

@@ -1,14 +1,18 @@
 //! Beyond the book: the 27-point box stencil on the streaming kernel's design (`streaming.rs`).
-//! Each thread owns `V` consecutive points of a row and walks a run of z planes, holding three
-//! planes of its 3 × (V + 2) neighbourhood (its row and the rows above and below, one column
-//! beyond each end) in registers, so DRAM sees each plane once; the rows above and below and the
-//! end columns come from L1 and L2, where neighbouring threads' loads brought them. No barriers,
-//! no shared memory; every read clamped into the grid.
+//! Each thread owns `V` consecutive points of a row and walks a run of z planes. Of each plane it
+//! loads its 3 × (V + 2) neighbourhood (its row and the rows above and below, one column beyond
+//! each end; the other rows and the end columns come from L1 and L2, where neighbouring threads'
+//! loads brought them) and reduces it at once to the three sums per point that the formula needs
+//! of a plane (`PlaneSums`: centre, cross, diagonal), so each plane's in-plane additions are done
+//! once, not once for each of the three cubes that hold it. A queue of three planes' sums in
+//! registers makes DRAM see each plane once. No barriers, no shared memory; every read clamped
+//! into the grid.
 //!
-//! Results are bitwise those of the CPU reference: the same formula (`BoxCoeffs::apply`).
+//! Results are bitwise those of the CPU reference: the same formula (`BoxCoeffs::apply`, which
+//! is `apply_sums` of the planes' `PlaneSums`).
 
 use super::Grid3;
-use super::box27::{BoxCoeffs, Cube};
+use super::box27::{BoxCoeffs, PlaneSums};
 use crate::Real;
 use crate::device::thread::*;
 use crate::device::{load_vector, prefetch_l2, store_vector};
@@ -22,7 +26,7 @@ struct Slab<T, const V: usize> {
     right: [T; 3],
 }
 
-impl<T: Copy, const V: usize> Slab<T, V> {
+impl<T: Real, const V: usize> Slab<T, V> {
     /// The value at row offset `dy` (0..3) and column `e + dx − 1` of the patch (`dx` in 0..3).
     #[inline(always)]
     fn at(&self, dy: usize, e: usize, dx: usize) -> T {
@@ -31,6 +35,14 @@ impl<T: Copy, const V: usize> Slab<T, V> {
             c if c > V => self.right[dy],
             c => self.rows[dy][c - 1],
         }
+    }
+
+    /// The plane sums of each of the patch's `V` points.
+    #[inline(always)]
+    fn sums(&self) -> [PlaneSums<T>; V] {
+        core::array::from_fn(|e| {
+            PlaneSums::of(&core::array::from_fn(|dy| core::array::from_fn(|dx| self.at(dy, e, dx))))
+        })
     }
 }
 
@@ -79,22 +91,22 @@ pub unsafe fn stencil_box_streaming<T: Real, const V: usize>(
     let y_interior = interior(j, ny);
     let here = rows[1] + k_start as usize;
 
-    // Planes `i − 1`, `i`, `i + 1`.
-    let mut queue: [Slab<T, V>; 3] = [load(i_start.wrapping_sub(1)), load(i_start), load(i_start + 1)];
+    // The sums of planes `i − 1`, `i`, `i + 1`.
+    let mut queue: [[PlaneSums<T>; V]; 3] =
+        [load(i_start.wrapping_sub(1)).sums(), load(i_start).sums(), load(i_start + 1).sums()];
     for i in i_start..i_end {
+        // Loaded now, reduced after this plane's points: the loads' latency overlaps them.
         let entering = load(i + 2);
         // SAFETY: the offset lies in the grid (clamped).
         unsafe { prefetch_l2(input.add(plane(i + 3) + here)) };
         let z_interior = interior(i, nz);
         let out: [T; V] = core::array::from_fn(|e| {
-            let cube: Cube<T> = core::array::from_fn(|dz| {
-                core::array::from_fn(|dy| core::array::from_fn(|dx| queue[dz].at(dy, e, dx)))
-            });
-            let centre = cube[1][1][1];
-            if z_interior && y_interior && x_interior[e] { c.apply(&cube) } else { centre }
+            let [below, middle, above] = [queue[0][e], queue[1][e], queue[2][e]];
+            let value = c.apply_sums(below, middle, above);
+            if z_interior && y_interior && x_interior[e] { value } else { middle.centre }
         });
         // SAFETY: the row is in the grid (`j < ny`), so `here` is its unclamped offset.
         unsafe { store_vector(output.add(i as usize * grid.plane_stride() + here), out) };
-        queue = [queue[1], queue[2], entering];
+        queue = [queue[1], queue[2], entering.sums()];
     }
 }

@@ -153,10 +153,10 @@ macro_rules! star_entry_points {
 // fewer registers), each with the halo loaded ahead and not.
 star_entry_points! {
     STAR_KERNELS_F32: f32 => [
-        (2, 4, 0), (2, 4, 1), (2, 2, 0), (2, 2, 1), (2, 1, 0), (2, 1, 1),
+        (2, 8, 0), (2, 8, 1), (2, 4, 0), (2, 4, 1), (2, 2, 0), (2, 2, 1), (2, 1, 0), (2, 1, 1),
         (4, 4, 0), (4, 4, 1), (4, 2, 0), (4, 2, 1), (4, 1, 0), (4, 1, 1),
     ];
-    STAR_KERNELS_F64: f64 => [(2, 2, 0), (2, 2, 1), (2, 1, 0), (2, 1, 1), (4, 2, 0), (4, 2, 1), (4, 1, 0), (4, 1, 1)];
+    STAR_KERNELS_F64: f64 => [(2, 4, 0), (2, 4, 1), (2, 2, 0), (2, 2, 1), (2, 1, 0), (2, 1, 1), (4, 2, 0), (4, 2, 1), (4, 1, 0), (4, 1, 1)];
 }
 
 /// Stamps out the box stencil's entry points `stencil_box27_v<V>_<t>` for each vector `V`
@@ -182,8 +182,8 @@ macro_rules! box_entry_points {
 }
 
 box_entry_points! {
-    BOX_KERNELS_F32: f32 => [4, 2, 1];
-    BOX_KERNELS_F64: f64 => [2, 1];
+    BOX_KERNELS_F32: f32 => [8, 4, 2, 1];
+    BOX_KERNELS_F64: f64 => [4, 2, 1];
 }
 
 /// The shared-memory tiled baselines of the high-order stars, `stencil_star<R>_shared_tiled_<t>`.

@@ -2,8 +2,8 @@
 //! the streaming kernel's design (`streaming.rs`: 2.5D blocking after Micikevicius 2009). Each
 //! thread owns `V` consecutive points of a row and walks a run of z planes; its z neighbours, `R`
 //! on each side, rotate through a register queue of `2R + 1` planes, so DRAM sees each plane
-//! once; the x and y neighbours of the current plane (`R` columns each side, `R` rows above and
-//! below) are read straight from global memory, where neighbouring threads' loads have brought
+//! once; the x and y neighbours of the current plane (whole patches left and right, as many as
+//! hold `R` points, and `R` rows above and below) are read straight from global memory, where neighbouring threads' loads have brought
 //! them into L1 and L2: with `AHEAD`, one plane ahead of their use (their latency hidden by the
 //! thread itself, at the cost of holding two planes' halos in registers), else in the iteration
 //! that uses them (fewer registers, so more warps per SM hide it). No barriers, no shared memory;
@@ -52,27 +52,31 @@ pub unsafe fn stencil_star_streaming<
     let (i_first, i_last) = (i_start.saturating_sub(R as u32), (i_end + R as u32 - 1).min(nz - 1));
     let plane = |i: u32| i.clamp(i_first, i_last) as usize * grid.plane_stride();
     let row = |j: i64| j.clamp(0, ny as i64 - 1) as usize * grid.row_stride();
-    let column = |k: i64| k.clamp(0, nx as i64 - 1) as usize;
     let here = row(j as i64) + k_start as usize;
     // SAFETY (loads): every offset lies in the grid; `k_start` is a multiple of `V`, which
     // divides `nx`, so a patch is `V` aligned elements of one row.
     let load_patch = |i: u32| -> [T; V] { unsafe { load_vector(input.add(plane(i) + here)) } };
-    // The current plane's neighbours: `R` columns left and right of the patch, `R` rows above
-    // and below it (nearest first).
+    // The current plane's neighbours: the patches left and right of this one (as many as hold
+    // `R` points; at the grid's ends a clamped patch stands in, whose values feed only points
+    // within `R` of a face), and `R` rows above and below it, nearest first. Whole aligned
+    // patches, not single points: one 16-byte load brings what `V` scalar loads would.
+    let sides = R.div_ceil(V);
+    let left_of = |n: usize| (k_start as i64 - ((n + 1) * V) as i64).max(0) as usize;
+    let right_of = |n: usize| (k_start as usize + (n + 1) * V).min(nx as usize - V);
     let load_halo = |i: u32| {
-        let at = plane(i);
-        let (jj, kk) = (j as i64, k_start as i64);
-        // SAFETY: as above.
+        let at = plane(i) + row(j as i64);
+        let rows_at = |d: i64| plane(i) + row(j as i64 + d) + k_start as usize;
+        // SAFETY: as above; beyond `sides`, the last patch again (the same load).
         unsafe {
             (
-                core::array::from_fn::<T, R, _>(|d| *input.add(at + row(jj) + column(kk - 1 - d as i64))),
-                core::array::from_fn::<T, R, _>(|d| *input.add(at + row(jj) + column(kk + (V + d) as i64))),
-                core::array::from_fn::<[T; V], R, _>(|d| {
-                    load_vector(input.add(at + row(jj - 1 - d as i64) + k_start as usize))
+                core::array::from_fn::<[T; V], R, _>(|n| {
+                    load_vector(input.add(at + left_of(n.min(sides - 1))))
                 }),
-                core::array::from_fn::<[T; V], R, _>(|d| {
-                    load_vector(input.add(at + row(jj + 1 + d as i64) + k_start as usize))
+                core::array::from_fn::<[T; V], R, _>(|n| {
+                    load_vector(input.add(at + right_of(n.min(sides - 1))))
                 }),
+                core::array::from_fn::<[T; V], R, _>(|d| load_vector(input.add(rows_at(-1 - d as i64)))),
+                core::array::from_fn::<[T; V], R, _>(|d| load_vector(input.add(rows_at(1 + d as i64)))),
             )
         }
     };
@@ -96,9 +100,14 @@ pub unsafe fn stencil_star_streaming<
         let z_interior = interior(i, nz);
         let out: [T; V] = core::array::from_fn(|e| {
             let x = Arm {
-                minus: core::array::from_fn(|d| if e > d { centre[e - 1 - d] } else { left[d - e] }),
-                plus: core::array::from_fn(|d| {
-                    if e + 1 + d < V { centre[e + 1 + d] } else { right[e + 1 + d - V] }
+                // `o` points beyond the patch's end: the `o / V`-th patch beside it.
+                minus: core::array::from_fn(|d| match d.checked_sub(e) {
+                    None => centre[e - 1 - d],
+                    Some(o) => left[o / V][V - 1 - o % V],
+                }),
+                plus: core::array::from_fn(|d| match (e + 1 + d).checked_sub(V) {
+                    None => centre[e + 1 + d],
+                    Some(o) => right[o / V][o % V],
                 }),
             };
             let y = Arm {

@@ -118,17 +118,17 @@ pub const STREAMING_SWEEP_F64: [StreamingShape; 10] = {
 /// queue prefetched into L2; `ahead` is 1 where a star loads its x–y halo a plane ahead (the box
 /// has no such choice: 0). Chosen by the `stencil_shapes` sweep (every built vector and `ahead`
 /// × [`SHAPE_SWEEP_BLOCKS`]) at 512³ on an H200; the reasons: docs/benchmarks-commentary.md.
-pub const STAR13_F32: StreamingShape = shape([32, 8], 4, 1, 0, 1, 32);
+pub const STAR13_F32: StreamingShape = shape([32, 8], 4, 1, 1, 1, 32);
 /// As [`STAR13_F32`], for `f64` (16-byte rows of 2 points).
-pub const STAR13_F64: StreamingShape = shape([32, 8], 2, 1, 0, 1, 32);
+pub const STAR13_F64: StreamingShape = shape([32, 4], 2, 1, 1, 1, 32);
 /// The 25-point star's launch shape for `f32`.
-pub const STAR25_F32: StreamingShape = shape([32, 8], 2, 1, 0, 1, 32);
+pub const STAR25_F32: StreamingShape = shape([32, 8], 4, 1, 0, 1, 32);
 /// The 25-point star's launch shape for `f64`.
-pub const STAR25_F64: StreamingShape = shape([32, 8], 1, 1, 0, 1, 32);
+pub const STAR25_F64: StreamingShape = shape([32, 8], 2, 1, 0, 1, 32);
 /// The 27-point box's launch shape for `f32`.
-pub const BOX27_F32: StreamingShape = shape([32, 8], 2, 1, 0, 1, 32);
+pub const BOX27_F32: StreamingShape = shape([32, 16], 4, 1, 0, 1, 32);
 /// The 27-point box's launch shape for `f64`.
-pub const BOX27_F64: StreamingShape = shape([32, 8], 1, 1, 0, 1, 32);
+pub const BOX27_F64: StreamingShape = shape([32, 4], 2, 1, 0, 1, 32);
 
 /// Block shapes the `stencil_shapes` sweep crosses with every built high-order star and box
 /// kernel (fewer threads per block let the register-hungry ones fit, and more blocks per SM).

@@ -281,7 +281,9 @@ mod tests {
             StreamingKernel { vector: 2, ..four.kernel }
         );
         assert_eq!(fit(StencilShape::Star25, four, Grid3 { nx: 515, ..cube }, "f64").kernel.vector, 1);
-        assert!(entry_point(wide, four, "f64").is_err(), "no 4-point f64 kernel");
+        let eight = four.with_vector(8);
+        assert!(entry_point(wide, eight, "f64").is_err(), "no 8-point f64 kernel");
+        assert!(entry_point(StencilShape::Star25, eight, "f32").is_err(), "no 8-point star25 kernel");
         assert_eq!(star_shape(2).unwrap(), StencilShape::Star13);
         assert_eq!(star_shape(4).unwrap(), StencilShape::Star25);
         assert!(star_shape(1).is_err());
