@@ -15,7 +15,7 @@ use super::Grid3;
 use super::box27::{BoxCoeffs, PlaneSums};
 use crate::Real;
 use crate::device::thread::*;
-use crate::device::{load_vector, prefetch_l2, store_vector};
+use crate::device::{load_vector, opaque, prefetch_l2, store_vector};
 
 /// One plane of a thread's neighbourhood: rows `j − 1`, `j`, `j + 1` over its `V` columns, and
 /// the column left and right of them.
@@ -91,22 +91,32 @@ pub unsafe fn stencil_box_streaming<T: Real, const V: usize>(
     let y_interior = interior(j, ny);
     let here = rows[1] + k_start as usize;
 
-    // The sums of planes `i − 1`, `i`, `i + 1`.
+    // The sums of planes `i − 1`, `i`, `i + 1`, a ring: in the `p`-th iteration of every three,
+    // slot `(p + q) % 3` holds plane `i − 1 + q`, so the entering plane takes the leaving one's
+    // slot and the queue advances without moving registers (`ring_loop`).
     let mut queue: [[PlaneSums<T>; V]; 3] =
         [load(i_start.wrapping_sub(1)).sums(), load(i_start).sums(), load(i_start + 1).sums()];
-    for i in i_start..i_end {
-        // Loaded now, reduced after this plane's points: the loads' latency overlaps them.
-        let entering = load(i + 2);
-        // SAFETY: the offset lies in the grid (clamped).
-        unsafe { prefetch_l2(input.add(plane(i + 3) + here)) };
-        let z_interior = interior(i, nz);
-        let out: [T; V] = core::array::from_fn(|e| {
-            let [below, middle, above] = [queue[0][e], queue[1][e], queue[2][e]];
-            let value = c.apply_sums(below, middle, above);
-            if z_interior && y_interior && x_interior[e] { value } else { middle.centre }
-        });
-        // SAFETY: the row is in the grid (`j < ny`), so `here` is its unclamped offset.
-        unsafe { store_vector(output.add(i as usize * grid.plane_stride() + here), out) };
-        queue = [queue[1], queue[2], entering.sums()];
+    let mut i = i_start;
+    // Plane `i` in phase `$phase`.
+    macro_rules! plane {
+        ($phase:literal) => {{
+            // Opaque, so that later phases' loads are not hoisted into this one.
+            let i = opaque(i as i32) as u32;
+            let slot = |q: usize| ($phase + q) % 3;
+            // Loaded now, reduced after this plane's points: the loads' latency overlaps them.
+            let entering = load(i + 2);
+            // SAFETY: the offset lies in the grid (clamped).
+            unsafe { prefetch_l2(input.add(plane(i + 3) + here)) };
+            let z_interior = interior(i, nz);
+            let out: [T; V] = core::array::from_fn(|e| {
+                let [below, middle, above] = [queue[slot(0)][e], queue[slot(1)][e], queue[slot(2)][e]];
+                let value = c.apply_sums(below, middle, above);
+                if z_interior && y_interior && x_interior[e] { value } else { middle.centre }
+            });
+            // SAFETY: the row is in the grid (`j < ny`), so `here` is its unclamped offset.
+            unsafe { store_vector(output.add(i as usize * grid.plane_stride() + here), out) };
+            queue[slot(0)] = entering.sums();
+        }};
     }
+    ring_loop!(plane, i, i_end, 3; 0 1 2);
 }

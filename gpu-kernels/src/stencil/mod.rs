@@ -12,6 +12,27 @@
 //! x fastest in memory. They are `i32` because tiles start one point before the grid (`-1`);
 //! linear indices are `usize` (64-bit on both targets), so grids past 2^31 points index right.
 
+/// The main loop of a kernel whose z queue is a ring of registers: runs `$plane!(p)` for each
+/// plane `$i` up to `$end`, cycling through the phases `p` listed that are below `$len` (the
+/// queue's length; the others compile to nothing). Each phase is its own copy of the body, so
+/// the slot indices `(p + q) % $len` in it are constants and the queue advances by renaming
+/// registers, never by moving them. The body must not change `$i`.
+macro_rules! ring_loop {
+    ($plane:ident, $i:ident, $end:expr, $len:expr; $($phase:literal)*) => {
+        while $i < $end {
+            $(
+                if $phase < $len {
+                    if $i == $end {
+                        break;
+                    }
+                    $plane!($phase);
+                    $i += 1;
+                }
+            )*
+        }
+    };
+}
+
 mod basic;
 pub mod box27;
 mod box_streaming;

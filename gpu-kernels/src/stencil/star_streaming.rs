@@ -1,7 +1,7 @@
 //! Beyond the book: the star stencils of order `R` (13 points for `R` = 2, 25 for `R` = 4) on
 //! the streaming kernel's design (`streaming.rs`: 2.5D blocking after Micikevicius 2009). Each
 //! thread owns `V` consecutive points of a row and walks a run of z planes; its z neighbours, `R`
-//! on each side, rotate through a register queue of `2R + 1` planes, so DRAM sees each plane
+//! on each side, rotate through a register queue of `2R + 1` planes (a ring), so DRAM sees each plane
 //! once; the x and y neighbours of the current plane (whole patches left and right, as many as
 //! hold `R` points, and `R` rows above and below) are read straight from global memory, where neighbouring threads' loads have brought
 //! them into L1 and L2: with `AHEAD`, one plane ahead of their use (their latency hidden by the
@@ -15,7 +15,7 @@ use super::Grid3;
 use super::star::{Arm, StarCoeffs};
 use crate::Real;
 use crate::device::thread::*;
-use crate::device::{load_vector, prefetch_l2, store_vector};
+use crate::device::{load_vector, opaque, prefetch_l2, store_vector};
 
 /// One time step of the order-`R` star; points within `R` of a face copy their input.
 ///
@@ -37,6 +37,7 @@ pub unsafe fn stencil_star_streaming<
     c: StarCoeffs<T, R>,
 ) {
     const { assert!(QUEUE == 2 * R + 1, "the z queue holds the plane and R on each side") };
+    const { assert!(QUEUE <= 9, "the loop below is written out for queues of up to 9 planes") };
     let Grid3 { nx, ny, nz } = grid;
     let k_start = (block_idx_x() * block_dim_x() + thread_idx_x()) * V as u32;
     let j = block_idx_y() * block_dim_y() + thread_idx_y();
@@ -84,50 +85,57 @@ pub unsafe fn stencil_star_streaming<
     let x_interior: [bool; V] = core::array::from_fn(|e| interior(k_start + e as u32, nx));
     let y_interior = interior(j, ny);
 
-    // The register queue along z: planes `i − R ..= i + R`.
+    // The register queue along z, planes `i − R ..= i + R`, is a ring: in the `p`-th iteration of
+    // every `QUEUE`, slot `(p + q) % QUEUE` holds plane `i − R + q`, so the plane entering takes
+    // the slot of the one leaving and the queue advances without moving registers (`ring_loop`).
     let mut queue: [[T; V]; QUEUE] =
         core::array::from_fn(|q| load_patch((i_start + q as u32).wrapping_sub(R as u32)));
     // With `AHEAD`, `halo` is the next plane's halo, loaded one iteration before its use.
     let mut halo = load_halo(i_start);
-    for i in i_start..i_end {
-        let current = if AHEAD { core::mem::replace(&mut halo, load_halo(i + 1)) } else { load_halo(i) };
-        let entering = load_patch(i + R as u32 + 1);
-        // SAFETY: the offset lies in the grid (clamped).
-        unsafe { prefetch_l2(input.add(plane(i + R as u32 + 2) + here)) };
+    let mut i = i_start;
+    // Plane `i` in phase `$phase`.
+    macro_rules! plane {
+        ($phase:literal) => {{
+            // Opaque, so that later phases' loads are not hoisted into this one (they would
+            // hold registers across it).
+            let i = opaque(i as i32) as u32;
+            let slot = |q: usize| ($phase + q) % QUEUE;
+            let current = if AHEAD { core::mem::replace(&mut halo, load_halo(i + 1)) } else { load_halo(i) };
+            let entering = load_patch(i + R as u32 + 1);
+            // SAFETY: the offset lies in the grid (clamped).
+            unsafe { prefetch_l2(input.add(plane(i + R as u32 + 2) + here)) };
 
-        let (left, right, above, below) = current;
-        let centre = queue[R];
-        let z_interior = interior(i, nz);
-        let out: [T; V] = core::array::from_fn(|e| {
-            let x = Arm {
-                // `o` points beyond the patch's end: the `o / V`-th patch beside it.
-                minus: core::array::from_fn(|d| match d.checked_sub(e) {
-                    None => centre[e - 1 - d],
-                    Some(o) => left[o / V][V - 1 - o % V],
-                }),
-                plus: core::array::from_fn(|d| match (e + 1 + d).checked_sub(V) {
-                    None => centre[e + 1 + d],
-                    Some(o) => right[o / V][o % V],
-                }),
-            };
-            let y = Arm {
-                minus: core::array::from_fn(|d| above[d][e]),
-                plus: core::array::from_fn(|d| below[d][e]),
-            };
-            let z = Arm {
-                minus: core::array::from_fn(|d| queue[R - 1 - d][e]),
-                plus: core::array::from_fn(|d| queue[R + 1 + d][e]),
-            };
-            let value = c.apply(centre[e], x, y, z);
-            if z_interior && y_interior && x_interior[e] { value } else { centre[e] }
-        });
-        // SAFETY: the row is in the grid (`j < ny`), so `here` is its unclamped offset.
-        unsafe { store_vector(output.add(i as usize * grid.plane_stride() + here), out) };
-
-        // Shift the queue one plane (element by element: `rotate_left` would go through memory).
-        for q in 0..QUEUE - 1 {
-            queue[q] = queue[q + 1];
-        }
-        queue[QUEUE - 1] = entering;
+            let (left, right, above, below) = current;
+            let centre = queue[slot(R)];
+            let z_interior = interior(i, nz);
+            let out: [T; V] = core::array::from_fn(|e| {
+                let x = Arm {
+                    // `o` points beyond the patch's end: the `o / V`-th patch beside it.
+                    minus: core::array::from_fn(|d| match d.checked_sub(e) {
+                        None => centre[e - 1 - d],
+                        Some(o) => left[o / V][V - 1 - o % V],
+                    }),
+                    plus: core::array::from_fn(|d| match (e + 1 + d).checked_sub(V) {
+                        None => centre[e + 1 + d],
+                        Some(o) => right[o / V][o % V],
+                    }),
+                };
+                let y = Arm {
+                    minus: core::array::from_fn(|d| above[d][e]),
+                    plus: core::array::from_fn(|d| below[d][e]),
+                };
+                let z = Arm {
+                    minus: core::array::from_fn(|d| queue[slot(R - 1 - d)][e]),
+                    plus: core::array::from_fn(|d| queue[slot(R + 1 + d)][e]),
+                };
+                let value = c.apply(centre[e], x, y, z);
+                if z_interior && y_interior && x_interior[e] { value } else { centre[e] }
+            });
+            // SAFETY: the row is in the grid (`j < ny`), so `here` is its unclamped offset.
+            unsafe { store_vector(output.add(i as usize * grid.plane_stride() + here), out) };
+            queue[slot(0)] = entering;
+        }};
     }
+    // The phases of the longest queue built (order 4).
+    ring_loop!(plane, i, i_end, QUEUE; 0 1 2 3 4 5 6 7 8);
 }
