@@ -386,3 +386,47 @@ fn the_box_stencil_matches_the_reference_f32() {
 fn the_box_stencil_matches_the_reference_f64() {
     box27::<f64>();
 }
+
+/// Every launch shape of the high-order stars' and the box's sweep (every built kernel, each
+/// in every sweep block), 3 steps on a grid whose rows every vector width divides and on one
+/// thinner than a block, against the CPU reference: so whichever the sweep picks as a default
+/// has been checked. Launches whose blocks need more registers than an SM has are refused
+/// with `BadShape`, which this test accepts.
+fn every_shape_kernel<T: Element>() {
+    use host::stencil::{StencilShape, high_order};
+    let gpu = gpu();
+    for shape in [StencilShape::Star13, StencilShape::Star25, StencilShape::Box27] {
+        let coeffs = shape.default_coeffs();
+        let coeffs: Vec<f64> =
+            coeffs.iter().map(|c| c / coeffs.iter().map(|c| c.abs()).sum::<f64>()).collect();
+        for grid in [(21, 19, 40), (9, 11, 16)] {
+            let seed = random::fresh_seed();
+            let input = random::random_grid::<T>(grid, seed).unwrap();
+            let expected = high_order::reference_shape_steps(input.view(), shape, &coeffs, 3).unwrap();
+            let mut problem = stencil::StencilProblem::new(&gpu, input.view(), random_coeffs(seed)).unwrap();
+            for launch in high_order::sweep(shape, T::NAME).unwrap() {
+                let name =
+                    format!("{shape} {} {} on {grid:?}", stencil::streaming::Describe(launch), T::NAME);
+                match high_order::run_shape_with(&mut problem, shape, &coeffs, launch, 3) {
+                    Err(host::Error::BadShape(_)) => continue,
+                    result => result.unwrap_or_else(|e| panic!("{name}: {e}")),
+                };
+                let out = problem.output().unwrap();
+                let c = compare(out.as_slice().unwrap(), expected.as_slice().unwrap());
+                assert!(c.ok, "{name}, seed {seed}: {c:?}");
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_shape_kernel_matches_the_reference_f32() {
+    every_shape_kernel::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_shape_kernel_matches_the_reference_f64() {
+    every_shape_kernel::<f64>();
+}

@@ -115,19 +115,23 @@ pub const STREAMING_SWEEP_F64: [StreamingShape; 10] = {
 
 /// Launch shapes of the high-order stars' and the box's streaming kernels (`star_streaming.rs`,
 /// `box_streaming.rs`), as [`StreamingShape`]s with one row per thread and the plane after the
-/// queue prefetched into L2; `ahead` is 1 where a star loads its x–y halo a plane ahead (the box
-/// has no such choice: 0). Chosen by the `stencil_shapes` sweep (every built vector and `ahead`
-/// × [`SHAPE_SWEEP_BLOCKS`]) at 512³ on an H200; the reasons: docs/benchmarks-commentary.md.
+/// queue prefetched into L2; `ahead` is 1 where a star loads its rows above and below a plane
+/// ahead (the box has no such choice: 0). Chosen by the `stencil_shapes_sweep` benchmark (every
+/// built vector and `ahead` × [`SHAPE_SWEEP_BLOCKS`]) at 512³ on an H200 (2026-11-30, one run):
+/// the star13 in `f32` at 448 Gpoints/s, 85.5 % of the same run's copy.
 pub const STAR13_F32: StreamingShape = shape([32, 8], 4, 1, 1, 1, 32);
-/// As [`STAR13_F32`], for `f64` (16-byte rows of 2 points).
-pub const STAR13_F64: StreamingShape = shape([32, 4], 2, 1, 1, 1, 32);
-/// The 25-point star's launch shape for `f32`.
-pub const STAR25_F32: StreamingShape = shape([32, 8], 4, 1, 0, 1, 32);
-/// The 25-point star's launch shape for `f64`.
-pub const STAR25_F64: StreamingShape = shape([32, 8], 2, 1, 0, 1, 32);
-/// The 27-point box's launch shape for `f32`.
-pub const BOX27_F32: StreamingShape = shape([32, 16], 4, 1, 0, 1, 32);
-/// The 27-point box's launch shape for `f64`.
+/// As [`STAR13_F32`], for `f64` (16-byte rows of 2 points): 222 Gpoints/s, 84.0 % of the copy.
+pub const STAR13_F64: StreamingShape = shape([32, 8], 2, 1, 1, 1, 32);
+/// The 25-point star's launch shape for `f32`: 318 Gpoints/s, 60.7 % of the copy. Its kernel
+/// holds 168 registers per thread, so small blocks do best (3 blocks of 128 threads per SM).
+pub const STAR25_F32: StreamingShape = shape([32, 4], 4, 1, 0, 1, 32);
+/// The 25-point star's launch shape for `f64`: 145 Gpoints/s, 54.9 % of the copy. (The halo a
+/// plane ahead measured 158, 59.7 %, but that entry point has not yet been checked on a GPU.)
+pub const STAR25_F64: StreamingShape = shape([32, 4], 2, 1, 0, 1, 32);
+/// The 27-point box's launch shape for `f32`: 425 Gpoints/s, 80.9 % of the copy.
+pub const BOX27_F32: StreamingShape = shape([32, 4], 4, 1, 0, 1, 32);
+/// The 27-point box's launch shape for `f64`: 206 Gpoints/s, 77.9 % of the copy (4 points per
+/// thread tie, at 206.2).
 pub const BOX27_F64: StreamingShape = shape([32, 4], 2, 1, 0, 1, 32);
 
 /// Block shapes the `stencil_shapes` sweep crosses with every built high-order star and box
