@@ -13,8 +13,8 @@
 
 use super::Grid3;
 use super::box27::{BoxCoeffs, PlaneSums};
+use super::streaming::{ThreadWork, thread_work};
 use crate::Real;
-use crate::device::thread::*;
 use crate::device::{load_vector, opaque, prefetch_l2, store_vector};
 
 /// One plane of a thread's neighbourhood: rows `j − 1`, `j`, `j + 1` over its `V` columns, and
@@ -59,14 +59,9 @@ pub unsafe fn stencil_box_streaming<T: Real, const V: usize>(
     c: BoxCoeffs<T>,
 ) {
     let Grid3 { nx, ny, nz } = grid;
-    let k_start = (block_idx_x() * block_dim_x() + thread_idx_x()) * V as u32;
-    let j = block_idx_y() * block_dim_y() + thread_idx_y();
-    if k_start >= nx || j >= ny {
+    let Some(ThreadWork { k_start, j_start: j, i_start, i_end }) = thread_work(grid, V as u32, 1) else {
         return;
-    }
-    let planes = nz.div_ceil(grid_dim_z());
-    let i_start = block_idx_z() * planes;
-    let i_end = (i_start + planes).min(nz);
+    };
 
     let (i_first, i_last) = (i_start.saturating_sub(1), i_end.min(nz - 1));
     let plane = |i: u32| i.clamp(i_first, i_last) as usize * grid.plane_stride();

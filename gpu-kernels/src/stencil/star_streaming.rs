@@ -13,8 +13,8 @@
 
 use super::Grid3;
 use super::star::{Arm, StarCoeffs};
+use super::streaming::{ThreadWork, thread_work};
 use crate::Real;
-use crate::device::thread::*;
 use crate::device::{load_vector, opaque, prefetch_l2, store_vector};
 
 /// One time step of the order-`R` star; points within `R` of a face copy their input.
@@ -39,14 +39,9 @@ pub unsafe fn stencil_star_streaming<
     const { assert!(QUEUE == 2 * R + 1, "the z queue holds the plane and R on each side") };
     const { assert!(QUEUE <= 9, "the loop below is written out for queues of up to 9 planes") };
     let Grid3 { nx, ny, nz } = grid;
-    let k_start = (block_idx_x() * block_dim_x() + thread_idx_x()) * V as u32;
-    let j = block_idx_y() * block_dim_y() + thread_idx_y();
-    if k_start >= nx || j >= ny {
+    let Some(ThreadWork { k_start, j_start: j, i_start, i_end }) = thread_work(grid, V as u32, 1) else {
         return;
-    }
-    let planes = nz.div_ceil(grid_dim_z());
-    let i_start = block_idx_z() * planes;
-    let i_end = (i_start + planes).min(nz);
+    };
 
     // Planes are clamped to the run and the `R` planes on each side of it, rows and columns to
     // the grid: a clamped value belongs to a point within `R` of a face, which keeps its input.

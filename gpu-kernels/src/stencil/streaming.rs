@@ -149,3 +149,29 @@ pub unsafe fn stencil_streaming<
         }
     }
 }
+
+/// Where one thread of the high-order stars' and the box's streaming kernels works: as in the
+/// seven-point kernel above, which writes the same lines out (so that its measured PTX stays
+/// byte for byte what it was; folding them into this function reorders its instructions).
+pub(super) struct ThreadWork {
+    /// Its first column (`points_x` per thread along x).
+    pub k_start: u32,
+    /// Its first row (`rows` per thread along y).
+    pub j_start: u32,
+    /// Its block's run of planes, `i_start..i_end` (`gridDim.z` blocks share the planes).
+    pub i_start: u32,
+    pub i_end: u32,
+}
+
+/// The [`ThreadWork`] of this thread, `None` if it lies wholly past the grid's end.
+#[inline(always)]
+pub(super) fn thread_work(grid: Grid3, points_x: u32, rows: u32) -> Option<ThreadWork> {
+    let k_start = (block_idx_x() * block_dim_x() + thread_idx_x()) * points_x;
+    let j_start = (block_idx_y() * block_dim_y() + thread_idx_y()) * rows;
+    if k_start >= grid.nx || j_start >= grid.ny {
+        return None;
+    }
+    let planes = grid.nz.div_ceil(grid_dim_z());
+    let i_start = block_idx_z() * planes;
+    Some(ThreadWork { k_start, j_start, i_start, i_end: (i_start + planes).min(grid.nz) })
+}
