@@ -6,8 +6,8 @@ use crate::stencil::{StencilShape, StencilVariant, high_order, streaming, tempor
 
 /// `(entry point, dynamic shared-memory bytes per block)` for every launched kernel: the
 /// book's stencils at every tile edge of their sweep, every streaming stencil kernel (no
-/// shared memory), every temporal one, the book's merges on every key type at every coarsening factor of theirs,
-/// and merge path's partition and every built shape.
+/// shared memory) of every shape, every temporal one, the book's merges on every key type at
+/// every coarsening factor of theirs, and merge path's partition and every built shape.
 pub fn entry_points() -> Vec<(String, usize)> {
     let mut entries = Vec::new();
     for variant in StencilVariant::ALL {

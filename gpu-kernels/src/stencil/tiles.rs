@@ -115,10 +115,11 @@ pub const STREAMING_SWEEP_F64: [StreamingShape; 10] = {
 
 /// Launch shapes of the high-order stars' and the box's streaming kernels (`star_streaming.rs`,
 /// `box_streaming.rs`), as [`StreamingShape`]s with one row per thread and the plane after the
-/// queue prefetched into L2; `ahead` is 1 where a star loads its rows above and below a plane
-/// ahead (the box has no such choice: 0). Chosen by the `stencil_shapes_sweep` benchmark (every
-/// built vector and `ahead` × [`SHAPE_SWEEP_BLOCKS`]) at 512³ on an H200 (2026-11-30, one run):
-/// the star13 in `f32` at 448 Gpoints/s, 85.5 % of the same run's copy.
+/// queue prefetched into L2; `ahead` is 1 where a star loads its x–y halo (the patches beside
+/// and the rows above and below) a plane ahead (the box has no such choice: 0). Chosen by the
+/// `stencil_shapes_sweep` benchmark (every built vector and `ahead` × [`SHAPE_SWEEP_BLOCKS`]) at
+/// 512³ on an H200 (2026-11-30, one run): the star13 in `f32` at 448 Gpoints/s, 85.5 % of the
+/// same run's copy.
 pub const STAR13_F32: StreamingShape = shape([32, 8], 4, 1, 1, 1, 32);
 /// As [`STAR13_F32`], for `f64` (16-byte rows of 2 points): 222 Gpoints/s, 84.0 % of the copy.
 pub const STAR13_F64: StreamingShape = shape([32, 8], 2, 1, 1, 1, 32);

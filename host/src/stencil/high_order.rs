@@ -1,7 +1,7 @@
 //! Launching the high-order star kernels (`stencil_star<R>_v<V>_a<A>_<t>`) and the box kernels
-//! (`stencil_box27_v<V>_<t>`): each shape's launch shape from `tiles` (vector width, halo ahead
-//! or not, block), its vector narrowed to one that divides the rows, and the streaming kernel's
-//! runs along z.
+//! (`stencil_box27_v<V>_<t>`): each shape's launch shape from `tiles` (vector width, halo loaded
+//! a plane ahead or not, block), its vector narrowed to one that divides the rows, and the
+//! streaming kernel's runs along z.
 
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::stencil::tiles::{
@@ -50,32 +50,16 @@ pub fn kernels(shape: StencilShape, dtype: &str) -> Vec<(usize, usize)> {
 
 /// The launch shape of `shape` (a high-order star or the box) in `dtype` from `tiles`.
 pub fn default_launch(shape: StencilShape, dtype: &str) -> Result<StreamingShape> {
-    let f64 = dtype == "f64";
-    Ok(match shape {
-        StencilShape::Star7 => {
+    Ok(match (shape, dtype == "f64") {
+        (StencilShape::Star7, _) => {
             return Err(Error::BadArgument("the seven-point star launches as the streaming variant".into()));
         }
-        StencilShape::Star13 => {
-            if f64 {
-                STAR13_F64
-            } else {
-                STAR13_F32
-            }
-        }
-        StencilShape::Star25 => {
-            if f64 {
-                STAR25_F64
-            } else {
-                STAR25_F32
-            }
-        }
-        StencilShape::Box27 => {
-            if f64 {
-                BOX27_F64
-            } else {
-                BOX27_F32
-            }
-        }
+        (StencilShape::Star13, false) => STAR13_F32,
+        (StencilShape::Star13, true) => STAR13_F64,
+        (StencilShape::Star25, false) => STAR25_F32,
+        (StencilShape::Star25, true) => STAR25_F64,
+        (StencilShape::Box27, false) => BOX27_F32,
+        (StencilShape::Box27, true) => BOX27_F64,
     })
 }
 
@@ -99,7 +83,7 @@ pub fn entry_point(shape: StencilShape, launch: StreamingShape, dtype: &str) -> 
     if !kernels(shape, dtype).contains(&(vector, ahead)) {
         return Err(Error::BadArgument(format!(
             "no {shape} kernel with {vector} points per thread{} is built for {dtype}",
-            if ahead == 1 { " and the halo a plane ahead" } else { "" }
+            if ahead == 1 { " and its halo loaded a plane ahead" } else { "" }
         )));
     }
     Ok(match shape {
