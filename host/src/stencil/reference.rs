@@ -138,17 +138,15 @@ mod tests {
         Array3::from_shape_fn((n, n, n), |(z, y, x)| (x * x + 2 * y * y + 3 * z * z) as f64)
     }
 
-    fn star<const R: usize>(coeffs: &[f64]) -> StarCoeffs<f64, R> {
-        let axis = |a: usize| core::array::from_fn(|d| coeffs[1 + a * R + d]);
-        StarCoeffs { center: coeffs[0], x: axis(0), y: axis(1), z: axis(2) }
-    }
-
     #[test]
     fn high_order_stars_give_the_laplacian_of_a_quadratic_and_keep_their_faces() {
         use crate::stencil::StencilShape;
+        use crate::stencil::high_order::star_coeffs;
         let input = quadratic(11);
-        let out13 = reference_star_step(input.view(), star::<2>(&StencilShape::Star13.default_coeffs()));
-        let out25 = reference_star_step(input.view(), star::<4>(&StencilShape::Star25.default_coeffs()));
+        let out13 =
+            reference_star_step(input.view(), star_coeffs::<f64, 2>(&StencilShape::Star13.default_coeffs()));
+        let out25 =
+            reference_star_step(input.view(), star_coeffs::<f64, 4>(&StencilShape::Star25.default_coeffs()));
         for (out, r) in [(&out13, 2), (&out25, 4)] {
             for ((z, y, x), &v) in out.indexed_iter() {
                 let inside = [z, y, x].iter().all(|&c| (r..11 - r).contains(&c));
