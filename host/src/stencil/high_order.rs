@@ -5,8 +5,8 @@
 
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::stencil::tiles::{
-    BOX27_F32, BOX27_F64, SHAPE_SWEEP_BLOCKS, STAR13_F32, STAR13_F64, STAR25_F32, STAR25_F64,
-    StreamingKernel, StreamingShape, star_tiled_in_tile_dim,
+    BOX27_F32, BOX27_F64, SHAPE_SWEEP_BLOCKS, SHAPE_SWEEP_PLANES, STAR13_F32, STAR13_F64, STAR25_F32,
+    STAR25_F64, StreamingKernel, StreamingShape, star_tiled_in_tile_dim,
 };
 use gpu_kernels::stencil::{BOX_KERNELS_F32, BOX_KERNELS_F64, Grid3, STAR_KERNELS_F32, STAR_KERNELS_F64};
 
@@ -64,17 +64,21 @@ pub fn default_launch(shape: StencilShape, dtype: &str) -> Result<StreamingShape
 }
 
 /// The benchmarks' sweep of `shape` in `dtype`: the default, then every built kernel in every
-/// block of [`SHAPE_SWEEP_BLOCKS`].
+/// block of [`SHAPE_SWEEP_BLOCKS`], then the default kernel in every such block with the planes
+/// per block of [`SHAPE_SWEEP_PLANES`].
 pub fn sweep(shape: StencilShape, dtype: &str) -> Result<Vec<StreamingShape>> {
     let default = default_launch(shape, dtype)?;
-    let others = kernels(shape, dtype).into_iter().flat_map(|(vector, ahead)| {
+    let kernels = kernels(shape, dtype).into_iter().flat_map(|(vector, ahead)| {
         SHAPE_SWEEP_BLOCKS.map(|block| StreamingShape {
             kernel: StreamingKernel { vector, ahead, ..default.kernel },
             block,
             ..default
         })
     });
-    Ok(std::iter::once(default).chain(others.filter(|s| *s != default)).collect())
+    let planes = SHAPE_SWEEP_PLANES
+        .into_iter()
+        .flat_map(|planes| SHAPE_SWEEP_BLOCKS.map(|block| StreamingShape { block, planes, ..default }));
+    Ok(std::iter::once(default).chain(kernels.chain(planes).filter(|s| *s != default)).collect())
 }
 
 /// The entry point of `launch` for `shape` in `dtype`, if it is built.
@@ -291,7 +295,13 @@ mod tests {
             for dtype in ["f32", "f64"] {
                 let sweep = sweep(shape, dtype).unwrap();
                 assert_eq!(sweep[0], default_launch(shape, dtype).unwrap());
-                assert_eq!(sweep.len(), kernels(shape, dtype).len() * SHAPE_SWEEP_BLOCKS.len());
+                let launches =
+                    (kernels(shape, dtype).len() + SHAPE_SWEEP_PLANES.len()) * SHAPE_SWEEP_BLOCKS.len();
+                assert_eq!(sweep.len(), launches, "each launch once, the default first");
+                assert!(
+                    !SHAPE_SWEEP_PLANES.contains(&sweep[0].planes),
+                    "the default's planes are swept once"
+                );
                 for launch in sweep {
                     entry_point(shape, launch, dtype).unwrap();
                 }
