@@ -123,12 +123,13 @@ pub const STREAMING_SWEEP_F64: [StreamingShape; 10] = {
 pub const STAR13_F32: StreamingShape = shape([32, 8], 4, 1, 1, 1, 32);
 /// As [`STAR13_F32`], for `f64` (16-byte rows of 2 points): 222 Gpoints/s, 84.0 % of the copy.
 pub const STAR13_F64: StreamingShape = shape([32, 8], 2, 1, 1, 1, 32);
-/// The 25-point star's launch shape for `f32`: 318 Gpoints/s, 60.7 % of the copy. Its kernel
-/// holds 168 registers per thread, so small blocks do best (3 blocks of 128 threads per SM).
-pub const STAR25_F32: StreamingShape = shape([32, 4], 4, 1, 0, 1, 32);
-/// The 25-point star's launch shape for `f64`: 145 Gpoints/s, 54.9 % of the copy. (The halo a
-/// plane ahead measured 158, 59.7 %, but that entry point has not yet been checked on a GPU.)
-pub const STAR25_F64: StreamingShape = shape([32, 4], 2, 1, 0, 1, 32);
+/// The 25-point star's launch shape for `f32`: 32×8, halo a plane ahead, 352 Gpoints/s, 66.8 % of
+/// the copy (2026-11-30, a later run of the sweep, after its z queue went from a ring to a shift:
+/// 128 registers instead of 182 with the halo ahead, so 32×8 blocks fit twice per SM).
+pub const STAR25_F32: StreamingShape = shape([32, 8], 4, 1, 1, 1, 32);
+/// The 25-point star's launch shape for `f64`: halo a plane ahead, 148 Gpoints/s, 55.6 % of the
+/// copy (the same run; 140 without it).
+pub const STAR25_F64: StreamingShape = shape([32, 4], 2, 1, 1, 1, 32);
 /// The 27-point box's launch shape for `f32`: 425 Gpoints/s, 80.9 % of the copy.
 pub const BOX27_F32: StreamingShape = shape([32, 4], 4, 1, 0, 1, 32);
 /// The 27-point box's launch shape for `f64`: 206 Gpoints/s, 77.9 % of the copy (4 points per
