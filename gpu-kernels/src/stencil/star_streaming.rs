@@ -2,13 +2,13 @@
 //! the streaming kernel's design (`streaming.rs`: 2.5D blocking after Micikevicius 2009). Each
 //! thread owns `V` consecutive points of a row and walks a run of z planes; its z neighbours, `R`
 //! on each side, rotate through a register queue of `2R + 1` planes (a ring for order 2, shifted
-//! for order 4), so DRAM sees each plane once. The x and y neighbours of the current plane (whole patches left and right, as many
-//! as hold `R` points, and `R` rows above and below) are read straight from global memory, where
-//! neighbouring threads' loads have brought them into L1 and L2. With `AHEAD` this halo is loaded
-//! one plane ahead of its use (its latency hidden by the thread itself, at the cost of holding two
-//! planes' halos in registers), else in the iteration that uses it (fewer registers, so more warps
-//! per SM hide it). No barriers, no shared memory; 16-byte row loads; every read is
-//! clamped into the grid, so no load sits behind a branch.
+//! for order 4), so DRAM sees each plane once. The x and y neighbours of the current plane (whole
+//! patches left and right, as many as hold `R` points, and `R` rows above and below) are read
+//! straight from global memory, where neighbouring threads' loads have brought them into L1 and
+//! L2. With `AHEAD` this halo is loaded one plane ahead of its use (its latency hidden by the
+//! thread itself, at the cost of holding two planes' halos in registers), else in the iteration
+//! that uses it (fewer registers, so more warps per SM hide it). No barriers, no shared memory;
+//! 16-byte row loads; every read is clamped into the grid, so no load sits behind a branch.
 //!
 //! Results are bitwise those of the CPU reference: the same formula (`StarCoeffs::apply`).
 
