@@ -9,10 +9,11 @@
 use std::process::exit;
 
 use benches::{Twins, criterion, from_ms, open_gpu, stencil_twin_source, write_gpu_info};
-use criterion::{BenchmarkId, Criterion, Throughput};
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, BenchmarkId, Criterion, Throughput};
 use cudarc::driver::{CudaFunction, LaunchConfig};
+use gpu_kernels::stencil::Coeffs;
 use gpu_kernels::stencil::tiles::{TemporalKernel, TemporalShape};
-use gpu_kernels::stencil::{Coeffs, Grid3};
 use host::stencil::{StencilProblem, StencilShape, StencilVariant, high_order, streaming, temporal};
 use host::verify::compare;
 use host::{Element, Gpu, Result, random};
@@ -53,6 +54,21 @@ fn case((nz, ny, nx): (usize, usize, usize), dtype: &str) -> String {
     format!("{nz}x{ny}x{nx}-{dtype}")
 }
 
+/// The criterion group `suite/<grid>-<dtype>` of one time step per iteration (throughput in points
+/// updated), opened with its ceiling: `copy`, a device-to-device copy of `problem`'s grid.
+fn one_step_group<'c, T: Element>(
+    c: &'c mut Criterion,
+    suite: &str,
+    grid: (usize, usize, usize),
+    problem: &mut StencilProblem<'_, T>,
+) -> BenchmarkGroup<'c, WallTime> {
+    let mut group = c.benchmark_group(format!("{suite}/{}", case(grid, T::NAME)));
+    group.throughput(Throughput::Elements(problem.grid().len() as u64));
+    group
+        .bench_function("copy", |b| b.iter_custom(|iters| from_ms(or_exit(problem.copy_ms(iters as usize)))));
+    group
+}
+
 /// The twin of `entry`, if it exists and computes what the Rust kernel computes on this
 /// problem (one step, compared with the Rust result).
 fn checked_twin<T: Element>(
@@ -81,11 +97,7 @@ fn checked_twin<T: Element>(
 
 fn variants<T: Element>(c: &mut Criterion, gpu: &Gpu, twins: Option<&Twins>, shape: (usize, usize, usize)) {
     let mut problem = problem::<T>(gpu, shape);
-    let grid: Grid3 = problem.grid();
-    let mut group = c.benchmark_group(format!("stencil_variants/{}", case(shape, T::NAME)));
-    group.throughput(Throughput::Elements(grid.len() as u64));
-    group
-        .bench_function("copy", |b| b.iter_custom(|iters| from_ms(or_exit(problem.copy_ms(iters as usize)))));
+    let mut group = one_step_group(c, "stencil_variants", shape, &mut problem);
     for variant in StencilVariant::ALL {
         let steps = |iters: u64| iters.max(1) as usize;
         group.bench_function(format!("rust/{variant}"), |b| {
@@ -104,10 +116,7 @@ fn variants<T: Element>(c: &mut Criterion, gpu: &Gpu, twins: Option<&Twins>, sha
 
 fn tiling<T: Element>(c: &mut Criterion, gpu: &Gpu, twins: Option<&Twins>) {
     let mut problem = problem::<T>(gpu, SWEEP_GRID);
-    let mut group = c.benchmark_group(format!("stencil_tiling/{}", case(SWEEP_GRID, T::NAME)));
-    group.throughput(Throughput::Elements(problem.grid().len() as u64));
-    group
-        .bench_function("copy", |b| b.iter_custom(|iters| from_ms(or_exit(problem.copy_ms(iters as usize)))));
+    let mut group = one_step_group(c, "stencil_tiling", SWEEP_GRID, &mut problem);
     for variant in [StencilVariant::Coarsened, StencilVariant::RegisterTiled] {
         for &tile in variant.tiles() {
             let steps = |iters: u64| iters.max(1) as usize;
@@ -131,10 +140,7 @@ fn tiling<T: Element>(c: &mut Criterion, gpu: &Gpu, twins: Option<&Twins>) {
 /// `rust/<shape>`, e.g. `rust/32x16 v4 r1 a0 p1 z32 (default)`, beside the copy.
 fn streaming_sweep<T: Element>(c: &mut Criterion, gpu: &Gpu) {
     let mut problem = problem::<T>(gpu, SWEEP_GRID);
-    let mut group = c.benchmark_group(format!("stencil_streaming/{}", case(SWEEP_GRID, T::NAME)));
-    group.throughput(Throughput::Elements(problem.grid().len() as u64));
-    group
-        .bench_function("copy", |b| b.iter_custom(|iters| from_ms(or_exit(problem.copy_ms(iters as usize)))));
+    let mut group = one_step_group(c, "stencil_streaming", SWEEP_GRID, &mut problem);
     for &shape in streaming::sweep(T::NAME) {
         let steps = |iters: u64| iters.max(1) as usize;
         let default = if shape == streaming::default_shape(T::NAME) { " (default)" } else { "" };
@@ -190,10 +196,7 @@ fn bounded(shape: StencilShape) -> Vec<f64> {
 /// its streaming kernel, beside the copy: where each sits on the roofline.
 fn shapes<T: Element>(c: &mut Criterion, gpu: &Gpu, grid: (usize, usize, usize)) {
     let mut problem = problem::<T>(gpu, grid);
-    let mut group = c.benchmark_group(format!("stencil_shapes/{}", case(grid, T::NAME)));
-    group.throughput(Throughput::Elements(problem.grid().len() as u64));
-    group
-        .bench_function("copy", |b| b.iter_custom(|iters| from_ms(or_exit(problem.copy_ms(iters as usize)))));
+    let mut group = one_step_group(c, "stencil_shapes", grid, &mut problem);
     for shape in StencilShape::ALL {
         let coeffs = bounded(shape);
         let steps = |iters: u64| iters.max(1) as usize;
@@ -212,10 +215,7 @@ fn shapes<T: Element>(c: &mut Criterion, gpu: &Gpu, grid: (usize, usize, usize))
 /// than an SM has is named and skipped.
 fn shapes_sweep<T: Element>(c: &mut Criterion, gpu: &Gpu) {
     let mut problem = problem::<T>(gpu, SWEEP_GRID);
-    let mut group = c.benchmark_group(format!("stencil_shapes_sweep/{}", case(SWEEP_GRID, T::NAME)));
-    group.throughput(Throughput::Elements(problem.grid().len() as u64));
-    group
-        .bench_function("copy", |b| b.iter_custom(|iters| from_ms(or_exit(problem.copy_ms(iters as usize)))));
+    let mut group = one_step_group(c, "stencil_shapes_sweep", SWEEP_GRID, &mut problem);
     for shape in [StencilShape::Star13, StencilShape::Star25, StencilShape::Box27] {
         let coeffs = bounded(shape);
         for (i, launch) in or_exit(high_order::sweep(shape, T::NAME)).into_iter().enumerate() {
