@@ -140,3 +140,64 @@ path_entry_points! {
         (256, 19), (256, 21), (256, 23), (512, 7), (512, 11),
     ] pipelined [(128, 15), (128, 21), (256, 11), (256, 15)];
 }
+
+/// Stamps out the merge-by-key kernels for each key type:
+/// `merge_path_by_key_b<BLOCK>_i<ITEMS>_<t>_v<bytes>(a, a_values, m, b, b_values, n, c,
+/// c_values, splits)` for each `(BLOCK, ITEMS)` listed and values of 4, 8 and 16 bytes (`u32`,
+/// `u64`, [`Bytes16`](super::Bytes16): the host moves any plain value type of one of those sizes
+/// through them), and the shapes as `$list` for the host. The partition is the keys-only one.
+macro_rules! by_key_entry_points {
+    ($($list:ident: $t:ident => [$(($block:literal, $items:literal)),* $(,)?];)*) => {$(
+        #[doc = concat!("Every merge-by-key shape built for `", stringify!($t), "` keys.")]
+        pub const $list: &[super::tiles::PathShape] = &[$(super::tiles::PathShape::new($block, $items),)*];
+        $(
+            by_key_entry_point!($t, $block, $items, 4, u32);
+            by_key_entry_point!($t, $block, $items, 8, u64);
+            by_key_entry_point!($t, $block, $items, 16, super::Bytes16);
+        )*
+    )*};
+}
+
+/// One merge-by-key kernel, `merge_path_by_key_b<BLOCK>_i<ITEMS>_<t>_v<bytes>(…)`, calling
+/// `merge_path_by_key::<t, P, BLOCK, ITEMS, V>` with `V` keys to 16 bytes. The host runs the
+/// partition for this tile size first, and launches one block of `BLOCK` threads per tile with
+/// the shape's shared memory.
+macro_rules! by_key_entry_point {
+    ($t:ident, $block:literal, $items:literal, $bytes:literal, $value:ty) => {
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn ${concat(merge_path_by_key_b, $block, _i, $items, _, $t, _v, $bytes)}(
+            a: *const $t,
+            a_values: *const $value,
+            m: u64,
+            b: *const $t,
+            b_values: *const $value,
+            n: u64,
+            c: *mut $t,
+            c_values: *mut $value,
+            splits: *const u64,
+        ) {
+            // SAFETY: per the launch described above; the value buffers hold `m`, `n` and
+            // `m + n` values of `$bytes` bytes, 16-byte aligned.
+            unsafe {
+                super::merge_path_by_key::<
+                    $t,
+                    $value,
+                    $block,
+                    $items,
+                    { super::tiles::keys_per_16_bytes(size_of::<$t>()) },
+                >(a, a_values, m as usize, b, b_values, n as usize, c, c_values, splits.cast())
+            }
+        }
+    };
+}
+
+// The defaults (`tiles::PATH_4_BYTE`, `PATH_8_BYTE`) for every key type, and for i32 and f64
+// keys two more shapes each: the benchmarks' by-key sweep is every shape built.
+by_key_entry_points! {
+    BY_KEY_SHAPES_I32: i32 => [(256, 21), (256, 15), (128, 11)];
+    BY_KEY_SHAPES_U32: u32 => [(256, 21)];
+    BY_KEY_SHAPES_F32: f32 => [(256, 21)];
+    BY_KEY_SHAPES_I64: i64 => [(256, 11)];
+    BY_KEY_SHAPES_F64: f64 => [(256, 11), (256, 15), (128, 11)];
+}

@@ -15,13 +15,14 @@
 //! Beyond the book, [`merge_path`] (Green, McColl & Bader 2012) is the kernel to run for speed:
 //! a partition kernel co-ranks every tile once, and each block merges exactly one tile;
 //! [`merge_path_pipelined`] has each block merge a series of tiles with the next one's load in
-//! flight.
+//! flight; [`merge_path_by_key`] merges keys with values that travel with them.
 //!
 //! The book's three are thread-coarsened (12.8): `C` outputs per thread between its two co-ranks,
 //! a const generic of every kernel. The main entry points use [`tiles::ELEMENTS_PER_THREAD`];
 //! the benchmarks' sweep ([`tiles::COARSENING_SWEEP`]) has entry points of its own.
 
 mod basic;
+mod by_key;
 mod circular;
 mod circular_buffer;
 mod entry;
@@ -36,9 +37,13 @@ pub mod tiles;
 mod tests;
 
 pub use basic::{merge_basic, merge_basic_thread};
+pub use by_key::{Bytes16, merge_path_by_key};
 pub use circular::{CircularBlock, merge_circular};
 pub use circular_buffer::{Circular, co_rank_circular, merge_sequential_circular};
-pub use entry::{PATH_SHAPES_F32, PATH_SHAPES_F64, PATH_SHAPES_I32, PATH_SHAPES_I64, PATH_SHAPES_U32};
+pub use entry::{
+    BY_KEY_SHAPES_F32, BY_KEY_SHAPES_F64, BY_KEY_SHAPES_I32, BY_KEY_SHAPES_I64, BY_KEY_SHAPES_U32,
+    PATH_SHAPES_F32, PATH_SHAPES_F64, PATH_SHAPES_I32, PATH_SHAPES_I64, PATH_SHAPES_U32,
+};
 pub use keys::{KeyReader, KeyRun, KeyWriter, MergeKey, SharedKeys};
 pub use path::{PathTile, merge_path, merge_path_partition, merge_path_partition_thread};
 pub use pipelined::{block_tiles, merge_path_pipelined, pipeline_slot};

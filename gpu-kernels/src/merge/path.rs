@@ -269,18 +269,15 @@ impl PathTile {
     }
 
     /// Phase 2: thread `tid` co-ranks the start of its `ITEMS` outputs, `tid * ITEMS`, in the
-    /// shared tile (32-bit), merges them serially, A's key when `a_key <= b_key` (stable), then
-    /// the next key of the run it came from (past a run's last, the greatest keys that
-    /// [`mark_run_ends`](Self::mark_run_ends) put there), and writes each output straight to position
-    /// `tid * ITEMS + k` of `merged` (no register holds the thread's outputs, which keeps the
-    /// kernel's register count, and so its occupancy, down). In a partial tile, threads past
-    /// its end merge whatever their clamped reads find, and their outputs are dropped.
+    /// shared tile (32-bit), merges them serially ([`walk`](Self::walk)) and writes each output
+    /// straight to position `tid * ITEMS + k` of `merged` (no register holds the thread's
+    /// outputs, which keeps the kernel's register count, and so its occupancy, down). In a
+    /// partial tile, threads past its end merge whatever their clamped reads find, and their
+    /// outputs are dropped.
     ///
     /// # Safety
-    /// The tile's keys are in `tile` at `a_at` and `b_at`, each run's end marks after it,
-    /// written before a barrier (and, for a bulk load, its wait); `tile` is the input buffer of
-    /// [`PathShape::input_keys`] keys for this shape; `merged` has room for
-    /// the tile, and no other thread accesses this thread's positions of it.
+    /// As [`walk`](Self::walk); `merged` has room for the tile, and no other thread accesses
+    /// this thread's positions of it.
     #[inline(always)]
     pub unsafe fn merge_thread<
         K: MergeKey,
@@ -295,12 +292,48 @@ impl PathTile {
         tile: S,
         merged: W,
     ) {
+        // SAFETY: per the caller; `walk` emits only this thread's positions of the tile.
+        unsafe {
+            self.walk::<K, S, BLOCK, ITEMS, FULL, false>(tid, tile, |c, key, _| merged.store(c as usize, key))
+        }
+    }
+
+    /// The serial merge of thread `tid`'s `ITEMS` outputs: co-ranks their start, `tid * ITEMS`,
+    /// in the shared tile (32-bit), then takes A's key when `a_key <= b_key` (stable), then the
+    /// next key of the run it came from, and calls `emit(c, key, at)` for each output inside
+    /// the tile: its tile position `c`, its key, and the key's position `at` in shared memory
+    /// (A's run lies below `b_at`, B's from it). Past a run's last key the walk reads the
+    /// greatest keys that [`mark_run_ends`](Self::mark_run_ends) put there.
+    ///
+    /// With `CHECK_A_END` it also checks A's end: a used-up A is never taken. Keys alone need no
+    /// check (see below), but a merge by key must take B's own keys, whose values travel with
+    /// them, and not A's marks.
+    ///
+    /// # Safety
+    /// The tile's keys are in `tile` at `a_at` and `b_at`, each run's end marks after it,
+    /// written before a barrier (and, for a bulk load, its wait); `tile` is the input buffer of
+    /// [`PathShape::input_keys`] keys for this shape; `emit` may write position `c` of a
+    /// per-tile buffer, which no other thread accesses.
+    #[inline(always)]
+    pub unsafe fn walk<
+        K: MergeKey,
+        S: KeyReader<K>,
+        const BLOCK: usize,
+        const ITEMS: usize,
+        const FULL: bool,
+        const CHECK_A_END: bool,
+    >(
+        &self,
+        tid: u32,
+        tile: S,
+        mut emit: impl FnMut(u32, K, u32),
+    ) {
         let shape = PathShape::new(BLOCK, ITEMS);
         let input_keys = shape.input_keys(size_of::<K>()) as u32;
         let first = tid * ITEMS as u32;
         let diag = first.min(self.c_len);
         // SAFETY: diag <= a_len + b_len; reads stay in the input buffer (clamped, or within a
-        // run and its end marks); writes are this thread's positions.
+        // run and its end marks); `emit` gets positions inside the tile.
         unsafe {
             let at = |x: u32| tile.load(Self::clamp::<FULL>(x, input_keys) as usize);
             let (a_run, b_run) = (tile.skip(self.a_at as usize), tile.skip(self.b_at as usize));
@@ -312,11 +345,12 @@ impl PathTile {
             // too, and then every output left is that same key (B is sorted), so taking the
             // marks (up to `ITEMS`, all there are) gives the same bits.
             let (mut i, mut j) = (self.a_at + rank, self.b_at + (diag - rank));
+            let a_end = self.a_at + self.a_len;
             let (mut a_key, mut b_key) = (at(i), at(j));
             for k in 0..ITEMS as u32 {
-                let take_a = a_key <= b_key;
-                let key = if take_a { a_key } else { b_key };
-                let next = if take_a { i } else { j } + 1;
+                let take_a = (!CHECK_A_END || i < a_end) && a_key <= b_key;
+                let (key, key_at) = if take_a { (a_key, i) } else { (b_key, j) };
+                let next = key_at + 1;
                 let next_key = at(next);
                 if take_a {
                     (a_key, i) = (next_key, next);
@@ -324,7 +358,7 @@ impl PathTile {
                     (b_key, j) = (next_key, next);
                 }
                 if FULL || first + k < self.c_len {
-                    merged.store((first + k) as usize, key);
+                    emit(first + k, key, key_at);
                 }
             }
         }
@@ -487,19 +521,31 @@ pub(super) unsafe fn merge_one_tile<K: MergeKey, const BLOCK: usize, const ITEMS
     c: *mut K,
     splits: *const usize,
 ) {
-    let shape = PathShape::new(BLOCK, ITEMS);
-    // SAFETY: the partition wrote `splits[tile]` and `splits[tile + 1]` for every tile.
-    let tile = unsafe {
-        PathTile::new(tile_index, shape, m + n, *splits.add(tile_index), *splits.add(tile_index + 1))
-    };
     // SAFETY: per the caller.
     unsafe {
+        let tile = block_tile::<BLOCK, ITEMS>(tile_index, m + n, splits);
         if tile.c_len as usize == BLOCK * ITEMS {
             merge_tile::<K, BLOCK, ITEMS, V, true>(tile, a, b, c);
         } else {
             merge_tile::<K, BLOCK, ITEMS, V, false>(tile, a, b, c);
         }
     }
+}
+
+/// Tile `tile_index` of a merge of `total` outputs in tiles of `BLOCK × ITEMS`, between the
+/// co-ranks the partition wrote to `splits`.
+///
+/// # Safety
+/// The partition for this tile size wrote `splits[tile_index]` and `splits[tile_index + 1]`.
+#[inline(always)]
+pub(super) unsafe fn block_tile<const BLOCK: usize, const ITEMS: usize>(
+    tile_index: usize,
+    total: usize,
+    splits: *const usize,
+) -> PathTile {
+    let shape = PathShape::new(BLOCK, ITEMS);
+    // SAFETY: per the caller.
+    unsafe { PathTile::new(tile_index, shape, total, *splits.add(tile_index), *splits.add(tile_index + 1)) }
 }
 
 /// One block's tile, phase by phase; `FULL` when it has `BLOCK × ITEMS` outputs.
@@ -520,17 +566,56 @@ unsafe fn merge_tile<
     c: *mut K,
 ) {
     let tid = thread_idx_x();
-    let key_bytes = size_of::<K>();
     let shape = PathShape::new(BLOCK, ITEMS);
     // SAFETY: shared memory holds the input buffer, the merged tile and the bulk loads'
     // barrier (per the launch, `PathShape::shared_bytes`); a barrier separates each phase
     // from the one that reads what it wrote.
     unsafe {
-        let keys = SharedKeys::<K>::at_offset(0);
-        let merged = SharedKeys::<K>::at_offset(shape.merged_offset(key_bytes));
-        let bulk_barrier =
-            Barrier::at(SharedKeys::<u64>::at_offset(shape.barrier_offset(key_bytes) / 8).as_mut_ptr());
-        let tile = if cfg!(all(target_arch = "nvptx64", target_feature = "sm_90")) {
+        let (keys, bulk_barrier) = tile_memory::<K>(shape);
+        let merged = SharedKeys::<K>::at_offset(shape.merged_offset(size_of::<K>()));
+        let tile = load_tile::<K, BLOCK, ITEMS, FULL>(tile, tid, a, b, keys, bulk_barrier);
+        tile.merge_thread::<K, _, _, BLOCK, ITEMS, FULL>(tid, keys, merged);
+        sync_threads();
+        release_tile_memory(tid, bulk_barrier);
+        tile.store::<K, _, BLOCK, ITEMS, V, FULL>(tid, merged, c);
+    }
+}
+
+/// A block's input buffer in shared memory (from its start) and the bulk loads' barrier (at
+/// [`PathShape::barrier_offset`]), for keys of `K`.
+///
+/// # Safety
+/// The launch has the dynamic shared memory of [`PathShape::shared_bytes`] for `shape`.
+#[inline(always)]
+pub(super) unsafe fn tile_memory<K: MergeKey>(shape: PathShape) -> (SharedKeys<K>, Barrier) {
+    // SAFETY: per the caller.
+    unsafe {
+        let barrier_words = SharedKeys::<u64>::at_offset(shape.barrier_offset(size_of::<K>()) / 8);
+        (SharedKeys::<K>::at_offset(0), Barrier::at(barrier_words.as_mut_ptr()))
+    }
+}
+
+/// Phase 1 of a block's tile: its keys in the input buffer `keys`, by bulk copies on Hopper
+/// ([`PathTile::load_bulk`]), else gathered through registers ([`PathTile::gather`],
+/// [`PathTile::place`]); the end marks after each run; a barrier, and on Hopper the wait for
+/// the copies. Returns the tile with the layout its keys have in `keys`.
+///
+/// # Safety
+/// As [`merge_path`]; `tile` is this block's; `keys` and `bulk_barrier` are the block's
+/// ([`tile_memory`]), free, and every thread of the block calls this.
+#[inline(always)]
+pub(super) unsafe fn load_tile<K: MergeKey, const BLOCK: usize, const ITEMS: usize, const FULL: bool>(
+    tile: PathTile,
+    tid: u32,
+    a: *const K,
+    b: *const K,
+    keys: SharedKeys<K>,
+    bulk_barrier: Barrier,
+) -> PathTile {
+    let shape = PathShape::new(BLOCK, ITEMS);
+    // SAFETY: per the caller; the barrier orders the writes before every later read.
+    unsafe {
+        if cfg!(all(target_arch = "nvptx64", target_feature = "sm_90")) {
             let tile = tile.bulk(shape, a, b);
             if tid == 0 {
                 bulk_barrier.init();
@@ -546,12 +631,19 @@ unsafe fn merge_tile<
             tile.mark_run_ends::<K, _, BLOCK, ITEMS>(tid, keys);
             sync_threads();
             tile
-        };
-        tile.merge_thread::<K, _, _, BLOCK, ITEMS, FULL>(tid, keys, merged);
-        sync_threads();
-        if cfg!(all(target_arch = "nvptx64", target_feature = "sm_90")) && tid == 0 {
-            bulk_barrier.invalidate();
         }
-        tile.store::<K, _, BLOCK, ITEMS, V, FULL>(tid, merged, c);
+    }
+}
+
+/// After the last read of the input buffer (and a barrier): on Hopper, thread 0 invalidates
+/// the bulk loads' barrier, so its shared memory may be reused.
+///
+/// # Safety
+/// Every thread of the block has passed a barrier after its last wait on `bulk_barrier`.
+#[inline(always)]
+pub(super) unsafe fn release_tile_memory(tid: u32, bulk_barrier: Barrier) {
+    if cfg!(all(target_arch = "nvptx64", target_feature = "sm_90")) && tid == 0 {
+        // SAFETY: per the caller.
+        unsafe { bulk_barrier.invalidate() };
     }
 }

@@ -473,18 +473,11 @@ enum Load {
     Bulk,
 }
 
-/// The partition and the merge-path kernel with `BLOCK` threads of `ITEMS` outputs per tile
-/// (full tiles stored in vectors of `V` keys), every thread of every block in turn, phase by
-/// phase, with shared memory poisoned where a phase must not read. Returns the output.
-fn simulate_path<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usize>(
-    a: &[K],
-    b: &[K],
-    load: Load,
-) -> Vec<K> {
+/// The partition kernel's threads for tiles of `tile_size` outputs, and a few past the last
+/// co-rank: returns the `tiles + 1` splits.
+fn simulate_partition<K: Exact>(a: &[K], b: &[K], tile_size: usize) -> Vec<usize> {
     let (m, n) = (a.len(), b.len());
-    let total = m + n;
-    let tile_size = BLOCK * ITEMS;
-    let tiles = total.div_ceil(tile_size);
+    let tiles = (m + n).div_ceil(tile_size);
     // One spare entry, to show the partition writes `tiles + 1` and no more.
     let mut splits = vec![usize::MAX; tiles + 2];
     for t in 0..tiles + 1 + 2 * PARTITION_THREADS {
@@ -493,14 +486,28 @@ fn simulate_path<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usiz
             merge_path_partition_thread(t, a.as_ptr(), m, b.as_ptr(), n, tile_size, splits.as_mut_ptr())
         };
     }
-    assert_eq!(splits[tiles + 1], usize::MAX, "the partition wrote past `tiles + 1`");
+    assert_eq!(splits.pop(), Some(usize::MAX), "the partition wrote past `tiles + 1`");
+    splits
+}
+
+/// The partition and the merge-path kernel with `BLOCK` threads of `ITEMS` outputs per tile
+/// (full tiles stored in vectors of `V` keys), every thread of every block in turn, phase by
+/// phase, with shared memory poisoned where a phase must not read. Returns the output.
+fn simulate_path<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usize>(
+    a: &[K],
+    b: &[K],
+    load: Load,
+) -> Vec<K> {
+    let total = a.len() + b.len();
+    let splits = simulate_partition(a, b, BLOCK * ITEMS);
+    let tiles = splits.len() - 1;
     let mut c = vec![K::POISON; total];
     for tile_index in 0..tiles {
         let shape = PathShape::new(BLOCK, ITEMS);
         let tile = PathTile::new(tile_index, shape, total, splits[tile_index], splits[tile_index + 1]);
         assert_eq!(tile.a_len + tile.b_len, tile.c_len);
         // The kernel's one branch per block.
-        if tile.c_len as usize == tile_size {
+        if tile.c_len as usize == BLOCK * ITEMS {
             simulate_tile::<K, BLOCK, ITEMS, V, true>(&tile, a, b, &mut c, load);
         } else {
             simulate_tile::<K, BLOCK, ITEMS, V, false>(&tile, a, b, &mut c, load);
@@ -509,17 +516,17 @@ fn simulate_path<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usiz
     c
 }
 
-/// One block of the merge-path kernel on `tile`.
-fn simulate_tile<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usize, const FULL: bool>(
+/// Phase 1 of a merge-path block on `tile`: its keys into the input buffer `shared` (poisoned),
+/// gathered or bulk-copied, and the end marks; checks the buffer holds the runs, the marks and
+/// nothing else. Returns the tile with the layout of its keys.
+fn simulate_load<K: Exact, const BLOCK: usize, const ITEMS: usize, const FULL: bool>(
     tile: &PathTile,
     a: &[K],
     b: &[K],
-    c: &mut [K],
+    shared: &mut [K],
     load: Load,
-) {
-    // The input buffer: the runs and the spare keys after them.
+) -> PathTile {
     let shape = PathShape::new(BLOCK, ITEMS);
-    let mut shared = vec![K::POISON; shape.input_keys(size_of::<K>())];
     let s = shared.as_mut_ptr();
     let threads = 0..BLOCK as u32;
     // SAFETY (every phase): the tile's keys lie in the inputs; `shared` is the input buffer;
@@ -560,6 +567,23 @@ fn simulate_tile<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usiz
     assert!(marks.map(Exact::exact).all(|k| k == K::GREATEST.exact()), "{tile:?}: end marks");
     let outside = shared[..a_at].iter().chain(&shared[a_end + a_marks..b_at]).chain(&shared[b_end + 1..]);
     assert!(outside.map(Exact::exact).all(|k| k == K::POISON.exact()), "{tile:?}: wrote outside the runs");
+    tile
+}
+
+/// One block of the merge-path kernel on `tile`.
+fn simulate_tile<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usize, const FULL: bool>(
+    tile: &PathTile,
+    a: &[K],
+    b: &[K],
+    c: &mut [K],
+    load: Load,
+) {
+    let shape = PathShape::new(BLOCK, ITEMS);
+    let mut shared = vec![K::POISON; shape.input_keys(size_of::<K>())];
+    let tile = simulate_load::<K, BLOCK, ITEMS, FULL>(tile, a, b, &mut shared, load);
+    let s = shared.as_mut_ptr();
+    let threads = 0..BLOCK as u32;
+    // SAFETY (every phase): as in the load.
     // --- barrier ---
     let mut merged = vec![K::POISON; BLOCK * ITEMS];
     let out = merged.as_mut_ptr();
@@ -727,5 +751,172 @@ proptest! {
     #[test]
     fn merge_path_merges_random_inputs((a, b) in inputs(3000)) {
         check_path(&a, &b);
+    }
+}
+
+// ---- Merge by key on merge path ------------------------------------------------------------
+
+/// The value that travels with key `index` of A (`from_b` false) or of B: distinct for every
+/// key of both inputs.
+fn value_tag(from_b: bool, index: usize) -> u64 {
+    (u64::from(from_b) << 63) | index as u64
+}
+
+/// The merge-by-key kernel on `a` and `b` with `u64` values ([`value_tag`]), every thread of
+/// every block in turn, as [`simulate_path`] runs the keys-only kernel. Returns keys and values.
+fn simulate_by_key<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usize>(
+    a: &[K],
+    b: &[K],
+    load: Load,
+) -> (Vec<K>, Vec<u64>) {
+    let total = a.len() + b.len();
+    let a_values: Vec<u64> = (0..a.len()).map(|i| value_tag(false, i)).collect();
+    let b_values: Vec<u64> = (0..b.len()).map(|j| value_tag(true, j)).collect();
+    let splits = simulate_partition(a, b, BLOCK * ITEMS);
+    let mut c = vec![K::POISON; total];
+    // The output values 16-byte aligned, as a device buffer is (vector stores assume it).
+    let mut c_values = vec![Bytes16([u32::MAX; 4]); total.div_ceil(2)];
+    let values_out = c_values.as_mut_ptr().cast::<u64>();
+    let shape = PathShape::new(BLOCK, ITEMS);
+    for tile_index in 0..splits.len() - 1 {
+        let tile = PathTile::new(tile_index, shape, total, splits[tile_index], splits[tile_index + 1]);
+        let mut shared = vec![K::POISON; shape.input_keys(size_of::<K>())];
+        let mut sources = vec![u32::MAX; BLOCK * ITEMS];
+        let (s, out) = (shared.as_mut_ptr(), sources.as_mut_ptr());
+        let values = (a_values.as_ptr(), b_values.as_ptr());
+        // SAFETY (every phase): as in `simulate_tile`; the value buffers hold a value per key.
+        if tile.c_len as usize == BLOCK * ITEMS {
+            let tile = simulate_load::<K, BLOCK, ITEMS, true>(&tile, a, b, &mut shared, load);
+            for tid in 0..BLOCK as u32 {
+                unsafe { tile.merge_thread_sources::<K, _, _, BLOCK, ITEMS, true>(tid, s, out) };
+            }
+            for tid in 0..BLOCK as u32 {
+                unsafe {
+                    tile.store_by_key::<K, u64, _, _, BLOCK, ITEMS, V, true>(
+                        tid,
+                        s,
+                        out,
+                        values.0,
+                        values.1,
+                        c.as_mut_ptr(),
+                        values_out,
+                    )
+                };
+            }
+        } else {
+            let tile = simulate_load::<K, BLOCK, ITEMS, false>(&tile, a, b, &mut shared, load);
+            for tid in 0..BLOCK as u32 {
+                unsafe { tile.merge_thread_sources::<K, _, _, BLOCK, ITEMS, false>(tid, s, out) };
+            }
+            let c_len = tile.c_len as usize;
+            assert!(sources[c_len..].iter().all(|&x| x == u32::MAX), "{tile:?}: sources past the tile");
+            for tid in 0..BLOCK as u32 {
+                unsafe {
+                    tile.store_by_key::<K, u64, _, _, BLOCK, ITEMS, V, false>(
+                        tid,
+                        s,
+                        out,
+                        values.0,
+                        values.1,
+                        c.as_mut_ptr(),
+                        values_out,
+                    )
+                };
+            }
+        }
+    }
+    // SAFETY: `c_values` holds at least `total` u64s.
+    let values = unsafe { std::slice::from_raw_parts(values_out, total) }.to_vec();
+    (c, values)
+}
+
+/// The stable merge by key as a reader checks it by hand: (key, value) pairs of A then B,
+/// stably sorted by key.
+fn reference_by_key<K: Exact>(a: &[K], b: &[K]) -> (Vec<(i64, u64)>, Vec<u64>) {
+    let pairs = a.iter().enumerate().map(|(i, &k)| (k, value_tag(false, i)));
+    let mut pairs: Vec<(K, u64)> =
+        pairs.chain(b.iter().enumerate().map(|(j, &k)| (k, value_tag(true, j)))).collect();
+    pairs.sort_by(|x, y| x.0.partial_cmp(&y.0).expect("no NaN"));
+    (pairs.iter().map(|p| p.0.exact()).collect(), pairs.iter().map(|p| p.1).collect())
+}
+
+/// The merge-by-key kernel at small shapes (many tile and thread edges) and the 8-byte
+/// default, with both loads.
+fn check_by_key<K: Exact>(a: &[K], b: &[K]) {
+    let (keys, values) = reference_by_key(a, b);
+    let (m, n) = (a.len(), b.len());
+    for load in [Load::Gather, Load::Bulk] {
+        let runs = [
+            ("4x3", simulate_by_key::<K, 4, 3, 1>(a, b, load)),
+            ("8x16", simulate_by_key::<K, 8, 16, 1>(a, b, load)),
+            ("32x7", simulate_by_key::<K, 32, 7, 1>(a, b, load)),
+            (
+                "default 8-byte shape",
+                simulate_by_key::<K, { PATH_8_BYTE.block_threads }, { PATH_8_BYTE.items }, 1>(a, b, load),
+            ),
+        ];
+        for (shape, (c, c_values)) in runs {
+            assert_eq!(exact(&c), keys, "keys, {shape} {load:?}, m {m}, n {n}");
+            assert_eq!(c_values, values, "values, {shape} {load:?}, m {m}, n {n}");
+        }
+    }
+}
+
+#[test]
+fn merge_by_key_moves_each_value_with_its_key_at_edge_sizes() {
+    let t = 32 * 7;
+    for (m, n) in
+        [(0, 0), (0, 1), (1, 0), (1, 1), (2, 1000), (t - 1, 0), (t, t), (t + 1, t - 1), (0, 3 * t + 2)]
+    {
+        let a_keys: Vec<i64> = (0..m as i64).map(|i| i % 5).collect();
+        let b_keys: Vec<i64> = (0..n as i64).map(|j| j % 7).collect();
+        let (a, b) = tagged(&a_keys, &b_keys);
+        check_by_key(&a, &b);
+    }
+}
+
+#[test]
+fn merge_by_key_takes_b_own_greatest_keys_after_a_is_used_up() {
+    // Keys equal to the end marks: the keys-only walk may take A's marks in place of B's
+    // greatest keys (same bits), but their values are B's, so the walk by key checks A's end.
+    let t = PATH_4_BYTE.tile_size() as u32;
+    for (m, n, a_max, b_max) in [(40, 3 * 32 * 7, 3, 200), (5, 97, 5, 90), (t, 9, 20, 9), (1, 1000, 0, 1000)]
+    {
+        let run = |len: u32, max: u32, step: u32| -> Vec<u32> {
+            (0..len).map(|i| if i >= len - max.min(len) { u32::MAX } else { step * i }).collect()
+        };
+        let (a, b) = (run(m, a_max, 3), run(n, b_max, 2));
+        let (keys, values) = reference_by_key(&a, &b);
+        for load in [Load::Gather, Load::Bulk] {
+            // u32 keys: four to a 16-byte vector, as the GPU's 4-byte kernels store them.
+            for (shape, (c, c_values)) in [
+                ("8x3", simulate_by_key::<_, 8, 3, 4>(&a, &b, load)),
+                ("32x7", simulate_by_key::<_, 32, 7, 4>(&a, &b, load)),
+                (
+                    "default 4-byte shape",
+                    simulate_by_key::<_, { PATH_4_BYTE.block_threads }, { PATH_4_BYTE.items }, 4>(
+                        &a, &b, load,
+                    ),
+                ),
+            ] {
+                assert_eq!(exact(&c), keys, "keys, {shape} {load:?}, m {m}, n {n}");
+                assert_eq!(c_values, values, "values, {shape} {load:?}, m {m}, n {n}");
+            }
+        }
+    }
+}
+
+#[test]
+fn merge_by_key_keeps_a_first_on_all_equal_keys() {
+    let (a, b) = tagged(&[9; 700], &[9; 3 * 224 + 1]);
+    check_by_key(&a, &b);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    #[test]
+    fn merge_by_key_merges_random_inputs((a, b) in inputs(1500)) {
+        check_by_key(&a, &b);
     }
 }
