@@ -3,7 +3,9 @@
 //! same bytes, at 2^20 + 2^20, 2^27 + 2^27 and 2^27 + 2^20 keys (uniform) and 2^27 + 2^27 with
 //! few unique and all-equal keys; merge path's launch-shape sweep (threads per block × outputs
 //! per thread); and the book's coarsening sweep (keys per thread), which shows the cost of a
-//! binary search per few keys. Each sample is one launch (merge path: its partition and merge)
+//! binary search per few keys; merge by key (i32 keys with u32 values, f64 with u64) at 2^27 +
+//! 2^27 uniform and few-unique keys, at every shape built, against a copy of the keys and the
+//! values. Each sample is one launch (merge path: its partition and merge)
 //! timed with CUDA events; inputs are fresh random sorted keys. `thrust::merge` runs as a peer
 //! in `benches/peers/merge_peers.py`. Without a GPU: one line, exit 0.
 
@@ -12,7 +14,11 @@ use std::process::exit;
 use benches::{Twins, criterion, from_ms, merge_twin_source, open_gpu, write_gpu_info};
 use criterion::{BenchmarkId, Criterion, Throughput};
 use cudarc::driver::{CudaFunction, LaunchConfig};
-use host::merge::{Distribution, HostKey, MergeProblem, MergeVariant, first_difference, path};
+use host::merge::family_reference::merge_by_key_reference;
+use host::merge::{
+    Distribution, HostKey, MergeByKeyProblem, MergeProblem, MergeVariant, SourceValue, by_key,
+    first_difference, first_value_difference, path, source_values,
+};
 use host::{Gpu, Result, random};
 
 const BENCH: &str = "merge_variants";
@@ -26,6 +32,9 @@ const CASES: [(&str, Distribution, usize, usize); 5] = [
     ("2^27+2^27-few-unique", Distribution::FewUnique, 1 << 27, 1 << 27),
     ("2^27+2^27-all-equal", Distribution::AllEqual, 1 << 27, 1 << 27),
 ];
+
+/// Merge by key runs on these cases (see [`CASES`]).
+const BY_KEY_CASES: [(&str, Distribution, usize, usize); 2] = [CASES[1], CASES[3]];
 
 /// Merge path's shape sweep runs on this case.
 const PATH_SWEEP_CASE: (&str, usize, usize) = ("2^27+2^27", 1 << 27, 1 << 27);
@@ -129,6 +138,41 @@ fn path_sweep<K: HostKey>(c: &mut Criterion, gpu: &Gpu) {
     group.finish();
 }
 
+/// Merge by key (keys of `K`, values of `V`) with merge path at every shape built for `K`, each
+/// checked against the CPU merge by key, and the copy of keys and values.
+fn by_key<K: HostKey, V: SourceValue>(
+    c: &mut Criterion,
+    gpu: &Gpu,
+    (case, distribution, m, n): (&str, Distribution, usize, usize),
+) {
+    let (a, b) = or_exit(distribution.generate::<K>(m, n, random::fresh_seed()));
+    let (a_values, b_values) = (source_values::<V>(false, m), source_values::<V>(true, n));
+    let (keys, values) = merge_by_key_reference(&a, &a_values, &b, &b_values);
+    let mut problem = or_exit(MergeByKeyProblem::new(gpu, &a, &a_values, &b, &b_values));
+    drop((a, b, a_values, b_values));
+    let value_name = std::any::type_name::<V>();
+    let mut group = c.benchmark_group(format!("merge_by_key/{case}-{}+{value_name}", K::NAME));
+    group.throughput(Throughput::Elements((m + n) as u64));
+    group.bench_function("copy", |b| b.iter_custom(|iters| from_ms(total_ms(iters, || problem.copy_ms()))));
+    for &shape in by_key::shapes(K::NAME) {
+        or_exit(problem.run_path(shape));
+        let (out_keys, out_values) = or_exit(problem.output());
+        let wrong = first_difference(&out_keys, &keys).or(first_value_difference(&out_values, &values));
+        if let Some(index) = wrong {
+            eprintln!(
+                "{BENCH}: merge-path by key {} differs from the reference at {index}",
+                path::Describe(shape)
+            );
+            exit(1);
+        }
+        let parameter = path::Describe(shape).to_string();
+        group.bench_function(BenchmarkId::new("rust/merge-path-by-key", &parameter), |b| {
+            b.iter_custom(|iters| from_ms(total_ms(iters, || problem.run_path(shape))))
+        });
+    }
+    group.finish();
+}
+
 fn coarsening<K: HostKey>(c: &mut Criterion, gpu: &Gpu, twins: Option<&Twins>) {
     let (case, m, n) = SWEEP_CASE;
     let mut problem = problem::<K>(gpu, Distribution::Uniform, m, n);
@@ -166,6 +210,10 @@ fn main() {
     }
     path_sweep::<i32>(&mut c, &gpu);
     path_sweep::<f64>(&mut c, &gpu);
+    for case in BY_KEY_CASES {
+        by_key::<i32, u32>(&mut c, &gpu, case);
+        by_key::<f64, u64>(&mut c, &gpu, case);
+    }
     coarsening::<i32>(&mut c, &gpu, twins.as_ref());
     coarsening::<f64>(&mut c, &gpu, twins.as_ref());
     c.final_summary();

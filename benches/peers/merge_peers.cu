@@ -14,6 +14,11 @@
 //   copy (the ceiling)            cudaMemcpyAsync device-to-device of A into C[0, m) and B into
 //                                 C[m, m + n): the bytes a merge must read and write
 //
+// With --values u32|u64 it merges by key instead: every key of A carries the value of its index,
+// every key of B its index with the top bit set (as our `merge --values` generates them), and it
+// times thrust::merge_by_key and cub::DeviceMerge::MergePairs, and a copy of the keys and the
+// values; --values-out / --cub-values-out save the merged values as .npy.
+//
 // The events are recorded around the host call, as our `merge` binary and criterion benchmarks
 // time our kernels, so launch latency counts for both. With --busy-wait a one-thread kernel
 // spins on the stream (about a millisecond) before each timed call, so that the call is enqueued
@@ -28,7 +33,7 @@
 // Usage:
 //
 //   merge_peers --a A.npy --b B.npy [--out C.npy] [--cub-out D.npy] [--repeat 50] [--warm-up 3]
-//               [--device 0] [--busy-wait]
+//               [--device 0] [--busy-wait] [--values u32|u64 [--values-out V.npy] [--cub-values-out W.npy]]
 //   merge_peers --info [--device 0]
 //
 // Prints one JSON object on stdout per invocation: the GPU, the toolkit and CCCL versions, and
@@ -145,7 +150,7 @@ std::string dotted(long version, long scale_major, long scale_minor) {
 // ---------------------------------------------------------------------------------------------
 // .npy files (format version 1.0 to 3.0: magic, version, header length, a Python dict literal)
 
-enum class Dtype { I32, U32, I64, F32, F64 };
+enum class Dtype { I32, U32, I64, U64, F32, F64 };
 
 struct DtypeInfo {
     Dtype dtype;
@@ -157,7 +162,8 @@ struct DtypeInfo {
 
 constexpr DtypeInfo kDtypes[] = {
     {Dtype::I32, "<i4", "i32", "int32", 4},   {Dtype::U32, "<u4", "u32", "uint32", 4},
-    {Dtype::I64, "<i8", "i64", "int64", 8},   {Dtype::F32, "<f4", "f32", "float32", 4},
+    {Dtype::I64, "<i8", "i64", "int64", 8},   {Dtype::U64, "<u8", "u64", "uint64", 8},
+    {Dtype::F32, "<f4", "f32", "float32", 4},
     {Dtype::F64, "<f8", "f64", "float64", 8},
 };
 
@@ -419,7 +425,9 @@ struct Row {
 
 struct Options {
     std::string a, b;
-    std::optional<std::string> out, cub_out;
+    std::optional<std::string> out, cub_out, values_out, cub_values_out;
+    // Merge by key with values of this type (Dtype::U32 or Dtype::U64).
+    std::optional<Dtype> values;
     int repeat = 50;
     int warm_up = 3;
     int device = 0;
@@ -437,29 +445,69 @@ std::vector<T> download(const thrust::device_vector<T>& c) {
     return host;
 }
 
-// Times `enqueue` (a merge into `c`), then poisons `c`, runs it once more and saves `c` to `out`.
-template <typename T, typename F>
-Row time_peer(const char* peer, Timer& timer, const Options& options, Dtype dtype,
-              thrust::device_vector<T>& c, const std::optional<std::string>& out, F&& enqueue) {
+// Times `enqueue`, then `poison`s its outputs, runs it once more and `save`s them; the row says
+// why, if any step failed.
+template <typename F, typename Poison, typename Save>
+Row time_peer_with(const char* peer, Timer& timer, const Options& options, F&& enqueue, Poison&& poison,
+                   Save&& save) {
     Row row{peer, std::nullopt, std::nullopt, std::nullopt};
     try {
         row.ms = timer.median(options.warm_up, options.repeat, enqueue);
-        if (!c.empty())
-            check(
-                cudaMemsetAsync(thrust::raw_pointer_cast(c.data()), 0xFF, c.size() * sizeof(T), timer.stream),
-                "poisoning the output");
+        poison();
         enqueue();
         check(cudaStreamSynchronize(timer.stream), "running the merge");
-        if (out) {
-            write_npy(*out, dtype, download(c));
-            row.output = *out;
-        }
+        row.output = save();
     } catch (const std::exception& e) {  // CudaError, thrust::system_error, std::bad_alloc
         row.ms.reset();
         row.error = e.what();
         cudaGetLastError();  // a failed launch must not fail the next peer
     }
     return row;
+}
+
+// Poisons `c` (every byte 0xFF) on `stream`.
+template <typename T>
+void poison(thrust::device_vector<T>& c, cudaStream_t stream) {
+    if (!c.empty())
+        check(cudaMemsetAsync(thrust::raw_pointer_cast(c.data()), 0xFF, c.size() * sizeof(T), stream),
+              "poisoning the output");
+}
+
+// Saves `c` to `out`, if given; returns the path written.
+template <typename T>
+std::optional<std::string> save(const thrust::device_vector<T>& c, Dtype dtype, const std::optional<std::string>& out) {
+    if (!out) return std::nullopt;
+    write_npy(*out, dtype, download(c));
+    return out;
+}
+
+// Times `enqueue` (a merge into `c`), then poisons `c`, runs it once more and saves `c` to `out`.
+template <typename T, typename F>
+Row time_peer(const char* peer, Timer& timer, const Options& options, Dtype dtype,
+              thrust::device_vector<T>& c, const std::optional<std::string>& out, F&& enqueue) {
+    return time_peer_with(
+        peer, timer, options, enqueue, [&] { poison(c, timer.stream); }, [&] { return save(c, dtype, out); });
+}
+
+// The JSON fields of one run: the inputs, the value type of a merge by key (or null), the copy
+// and the peers' rows.
+std::string report(const Options& options, const NpyFile& npy_a, const NpyFile& npy_b, std::optional<Dtype> values,
+                   double copy_ms, const std::vector<Row>& rows) {
+    std::ostringstream json;
+    json << "\"m\": " << npy_a.len << ", \"n\": " << npy_b.len << ", \"dtype\": " << json_string(info(npy_a.dtype).name)
+         << ", \"values\": " << (values ? json_string(info(*values).name) : "null")
+         << ", \"input_a\": " << json_string(npy_a.path) << ", \"input_b\": " << json_string(npy_b.path)
+         << ", \"repeat\": " << options.repeat << ", \"warm_up\": " << options.warm_up
+         << ", \"busy_wait\": " << (options.busy_wait ? "true" : "false")
+         << ", \"copy_ms\": " << json_number(copy_ms) << ", \"rows\": [";
+    for (size_t i = 0; i < rows.size(); ++i) {
+        const Row& r = rows[i];
+        json << (i ? ", " : "") << "{\"peer\": " << json_string(r.peer) << ", \"ms\": " << json_number(r.ms)
+             << ", \"output\": " << json_optional_string(r.output)
+             << ", \"error\": " << json_optional_string(r.error) << "}";
+    }
+    json << "]";
+    return json.str();
 }
 
 template <typename T>
@@ -528,20 +576,114 @@ std::string run(const Options& options, const NpyFile& npy_a, const NpyFile& npy
 #endif
     cudaStreamDestroy(stream);
 
-    std::ostringstream json;
-    json << "\"m\": " << m << ", \"n\": " << n << ", \"dtype\": " << json_string(info(dtype).name)
-         << ", \"input_a\": " << json_string(npy_a.path) << ", \"input_b\": " << json_string(npy_b.path)
-         << ", \"repeat\": " << options.repeat << ", \"warm_up\": " << options.warm_up
-         << ", \"busy_wait\": " << (options.busy_wait ? "true" : "false")
-         << ", \"copy_ms\": " << json_number(copy_ms) << ", \"rows\": [";
-    for (size_t i = 0; i < rows.size(); ++i) {
-        const Row& r = rows[i];
-        json << (i ? ", " : "") << "{\"peer\": " << json_string(r.peer) << ", \"ms\": " << json_number(r.ms)
-             << ", \"output\": " << json_optional_string(r.output)
-             << ", \"error\": " << json_optional_string(r.error) << "}";
+    return report(options, npy_a, npy_b, std::nullopt, copy_ms, rows);
+}
+
+// The values that travel with the keys of A (`from_b` false) or B: each key's index, with the top
+// bit set for B's (our `merge --values` generates the same).
+template <typename V>
+thrust::device_vector<V> source_values(bool from_b, size_t len) {
+    std::vector<V> host(len);
+    const V top = from_b ? V(1) << (8 * sizeof(V) - 1) : V(0);
+    for (size_t i = 0; i < len; ++i) host[i] = top | static_cast<V>(i);
+    return thrust::device_vector<V>(host.begin(), host.end());
+}
+
+// Merge by key: keys of T with values of V (see the header).
+template <typename T, typename V>
+std::string run_by_key(const Options& options, const NpyFile& npy_a, const NpyFile& npy_b) {
+    const Dtype dtype = npy_a.dtype, value_dtype = *options.values;
+    const size_t m = npy_a.len, n = npy_b.len;
+    thrust::device_vector<T> a, b, c;
+    {
+        const std::vector<T> host_a = read_npy_data<T>(npy_a), host_b = read_npy_data<T>(npy_b);
+        a.assign(host_a.begin(), host_a.end());
+        b.assign(host_b.begin(), host_b.end());
     }
-    json << "]";
-    return json.str();
+    thrust::device_vector<V> av = source_values<V>(false, m), bv = source_values<V>(true, n), cv(m + n);
+    c.resize(m + n);
+    check(cudaDeviceSynchronize(), "uploading A and B");
+    cudaStream_t stream;
+    check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
+    Timer timer(stream, options.busy_wait);
+    T* const pa = thrust::raw_pointer_cast(a.data());
+    T* const pb = thrust::raw_pointer_cast(b.data());
+    T* const pc = thrust::raw_pointer_cast(c.data());
+    V* const pav = thrust::raw_pointer_cast(av.data());
+    V* const pbv = thrust::raw_pointer_cast(bv.data());
+    V* const pcv = thrust::raw_pointer_cast(cv.data());
+
+    const double copy_ms = timer.median(options.warm_up, options.repeat, [&] {
+        if (m) {
+            check(cudaMemcpyAsync(pc, pa, m * sizeof(T), cudaMemcpyDeviceToDevice, stream), "copying A");
+            check(cudaMemcpyAsync(pcv, pav, m * sizeof(V), cudaMemcpyDeviceToDevice, stream), "copying A's values");
+        }
+        if (n) {
+            check(cudaMemcpyAsync(pc + m, pb, n * sizeof(T), cudaMemcpyDeviceToDevice, stream), "copying B");
+            check(cudaMemcpyAsync(pcv + m, pbv, n * sizeof(V), cudaMemcpyDeviceToDevice, stream),
+                  "copying B's values");
+        }
+    });
+    auto poison_both = [&] {
+        poison(c, stream);
+        poison(cv, stream);
+    };
+    auto save_both = [&](const std::optional<std::string>& keys_out, const std::optional<std::string>& values_out) {
+        save(cv, value_dtype, values_out);
+        return save(c, dtype, keys_out);
+    };
+
+    std::vector<Row> rows;
+    {
+        CachingAllocator cache;
+        rows.push_back(time_peer_with(
+            "thrust::merge_by_key", timer, options,
+            [&] {
+                thrust::merge_by_key(thrust::cuda::par_nosync(cache).on(stream), a.begin(), a.end(), b.begin(),
+                                     b.end(), av.begin(), bv.begin(), c.begin(), cv.begin());
+            },
+            poison_both, [&] { return save_both(options.out, options.values_out); }));
+    }
+#if MERGE_PEERS_HAVE_CUB_MERGE
+    {
+        void* temp = nullptr;
+        size_t temp_bytes = 0;
+        Row row{"cub::DeviceMerge::MergePairs", std::nullopt, std::nullopt, std::nullopt};
+        auto merge_pairs = [&](void* storage) {
+            return cub::DeviceMerge::MergePairs(storage, temp_bytes, pa, pav, static_cast<std::int64_t>(m), pb, pbv,
+                                                static_cast<std::int64_t>(n), pc, pcv, ::cuda::std::less<T>{},
+                                                stream);
+        };
+        try {
+            check(merge_pairs(nullptr), "sizing cub::DeviceMerge's temporary storage");
+            check(cudaMalloc(&temp, std::max<size_t>(temp_bytes, 1)),
+                  "allocating cub::DeviceMerge's temporary storage");
+            row = time_peer_with(
+                "cub::DeviceMerge::MergePairs", timer, options,
+                [&] { check(merge_pairs(temp), "cub::DeviceMerge::MergePairs"); }, poison_both,
+                [&] { return save_both(options.cub_out, options.cub_values_out); });
+        } catch (const std::exception& e) {
+            row.error = e.what();
+            cudaGetLastError();
+        }
+        if (temp) cudaFree(temp);
+        rows.push_back(row);
+    }
+#else
+    rows.push_back(Row{"cub::DeviceMerge::MergePairs", std::nullopt, std::nullopt,
+                       "cub::DeviceMerge is not in CUB " + dotted(CUB_VERSION, 100000, 100) +
+                           " (it first appears in CCCL 2.7, CUDA 12.8)"});
+#endif
+    cudaStreamDestroy(stream);
+    return report(options, npy_a, npy_b, options.values, copy_ms, rows);
+}
+
+// The merge (or, with --values, the merge by key) of keys of T.
+template <typename T>
+std::string run_keys(const Options& options, const NpyFile& npy_a, const NpyFile& npy_b) {
+    if (!options.values) return run<T>(options, npy_a, npy_b);
+    if (*options.values == Dtype::U32) return run_by_key<T, std::uint32_t>(options, npy_a, npy_b);
+    return run_by_key<T, std::uint64_t>(options, npy_a, npy_b);
 }
 
 // The GPU and versions, as the first fields of the JSON object. Throws CudaError without a GPU.
@@ -599,6 +741,19 @@ Options parse_args(int argc, char** argv) {
             options.out = value();
         else if (arg == "--cub-out")
             options.cub_out = value();
+        else if (arg == "--values-out")
+            options.values_out = value();
+        else if (arg == "--cub-values-out")
+            options.cub_values_out = value();
+        else if (arg == "--values") {
+            const std::string type = value();
+            if (type == "u32")
+                options.values = Dtype::U32;
+            else if (type == "u64")
+                options.values = Dtype::U64;
+            else
+                throw UsageError("--values " + type + ": expected u32 or u64");
+        }
         else if (arg == "--repeat")
             options.repeat = parse_int(arg, value(), 1);
         else if (arg == "--warm-up")
@@ -613,11 +768,14 @@ Options parse_args(int argc, char** argv) {
             std::printf(
                 "usage: merge_peers --a A.npy --b B.npy [--out C.npy] [--cub-out D.npy] [--repeat 50] "
                 "[--warm-up 3]\n"
-                "                   [--device 0] [--busy-wait]\n"
+                "                   [--device 0] [--busy-wait] [--values u32|u64 [--values-out V.npy] "
+                "[--cub-values-out W.npy]]\n"
                 "       merge_peers --info [--device 0]\n"
                 "Times thrust::merge, cub::DeviceMerge::MergeKeys and a device-to-device copy (the ceiling) "
                 "on A and B\n"
-                "(1-D .npy, little-endian int32/uint32/int64/float32/float64); prints one JSON object.\n");
+                "(1-D .npy, little-endian int32/uint32/int64/uint64/float32/float64); prints one JSON object.\n"
+                "With --values: thrust::merge_by_key and cub::DeviceMerge::MergePairs, each key with a value of\n"
+                "its index (B's with the top bit set), against a copy of the keys and the values.\n");
             std::exit(0);
         } else
             throw UsageError("unknown argument " + arg + " (see --help)");
@@ -656,19 +814,22 @@ int main(int argc, char** argv) {
         std::string body;
         switch (a->dtype) {
             case Dtype::I32:
-                body = run<std::int32_t>(options, *a, *b);
+                body = run_keys<std::int32_t>(options, *a, *b);
                 break;
             case Dtype::U32:
-                body = run<std::uint32_t>(options, *a, *b);
+                body = run_keys<std::uint32_t>(options, *a, *b);
                 break;
             case Dtype::I64:
-                body = run<std::int64_t>(options, *a, *b);
+                body = run_keys<std::int64_t>(options, *a, *b);
+                break;
+            case Dtype::U64:
+                body = run_keys<std::uint64_t>(options, *a, *b);
                 break;
             case Dtype::F32:
-                body = run<float>(options, *a, *b);
+                body = run_keys<float>(options, *a, *b);
                 break;
             case Dtype::F64:
-                body = run<double>(options, *a, *b);
+                body = run_keys<double>(options, *a, *b);
                 break;
         }
         std::printf("{%s, %s}\n", device.c_str(), body.c_str());

@@ -13,7 +13,10 @@ on stdout, the table on stderr), --ours PATH (our `merge` binary), --ours-varian
 --nvcc nvcc, --arch sm_90, --cache DIR (where the compiled program is kept, default target/merge_peers),
 --tmp DIR (where the inputs and outputs are written, one case at a time; default the system's
 temporary folder), --device 0, --busy-wait, --append (add the rows to the --out file, replacing
-those of the same peer and case: a long run can be split, e.g. one dtype per call).
+those of the same peer and case: a long run can be split, e.g. one dtype per call), --values u32|u64
+(merge by key: thrust::merge_by_key and cub::DeviceMerge::MergePairs against `merge --values`, each key
+of A carrying its index as its value and each key of B its index with the top bit set; keys and
+values both checked bit for bit; the rows say which values they carried).
 
 Inputs (numpy, from --seed): `uniform` sorts random keys over the type's whole range ([-1, 1) for
 floats); `few-unique` draws every key of A and B from the same 16 values, and `all-equal` makes
@@ -149,6 +152,8 @@ def parse_args(argv=None):
     parser.add_argument("--busy-wait", action="store_true",
                         help="enqueue each peer call while the GPU busy-waits, timing GPU work alone "
                         "(default: events around the call, as `merge` times ours)")
+    parser.add_argument("--values", choices=("u32", "u64"),
+                        help="merge by key, each key with a value of this type (default: keys alone)")
     parser.add_argument("--append", action="store_true",
                         help="add the rows to the --out file, replacing rows of the same peer and case")
     args = parser.parse_args(argv)
@@ -223,6 +228,21 @@ def reference(a, b):
     return both[order]
 
 
+def source_values(m, n, values):
+    """The values of A's and B's keys in a merge by key, one array (A's then B's): each key's
+    index, with the top bit set for B's (as `merge --values` and merge_peers.cu make them)."""
+    numpy_type = UNSIGNED[4 if values == "u32" else 8]
+    top = numpy_type(1) << numpy_type(8 * np.dtype(numpy_type).itemsize - 1)
+    return np.concatenate((np.arange(m, dtype=numpy_type), np.arange(n, dtype=numpy_type) | top))
+
+
+def reference_by_key(a, b, values):
+    """The stable merge by key of sorted a and b with their source values: keys and values."""
+    both = np.concatenate((a, b))
+    order = np.argsort(both, kind="stable")
+    return both[order], source_values(len(a), len(b), values)[order]
+
+
 def bits(keys):
     """The keys as unsigned integers of their width: equal only for identical bit patterns."""
     return keys.view(UNSIGNED[keys.dtype.itemsize])
@@ -246,8 +266,8 @@ def compare(path, expected):
 
 
 def row(peer, case, ms=None, copy_ms=None, check="OK", first_wrong_index=None, timing=None):
-    """One peer on one case, in the JSON's format."""
-    m, n, dist, dtype = case
+    """One peer on one case, in the JSON's format; `case` is (m, n, dist, dtype, values)."""
+    m, n, dist, dtype, values = case
     ms = ms if ms is not None and math.isfinite(ms) and ms > 0 else None
     copy_ms = copy_ms if copy_ms is not None and math.isfinite(copy_ms) and copy_ms > 0 else None
     return {
@@ -256,6 +276,7 @@ def row(peer, case, ms=None, copy_ms=None, check="OK", first_wrong_index=None, t
         "n": n,
         "dist": dist,
         "dtype": dtype,
+        "values": values,
         "ms": ms,
         "gkeys_per_s": (m + n) / ms / 1e6 if ms else None,
         "copy_ms": copy_ms,
@@ -282,13 +303,28 @@ def failure_reason(done):
 
 
 PEERS = ("thrust::merge", "cub::DeviceMerge")
+PEERS_BY_KEY = ("thrust::merge_by_key", "cub::DeviceMerge::MergePairs")
+
+
+def compare_by_key(keys_path, values_path, expected):
+    """`compare` of the keys, then of the values, of a merge by key against `(keys, values)`."""
+    check, first_wrong = compare(keys_path, expected[0])
+    if check != "OK":
+        return check, first_wrong
+    check, first_wrong = compare(values_path, expected[1])
+    return (check if check == "OK" else f"{check} (values)"), first_wrong
 
 
 def peer_rows(program, args, case, paths, expected):
-    """thrust::merge and cub::DeviceMerge on one case (one run of the program), each checked."""
-    outputs = {"thrust::merge": paths["thrust"], "cub::DeviceMerge": paths["cub"]}
+    """thrust::merge and cub::DeviceMerge (with --values, their merges by key) on one case (one
+    run of the program), each checked."""
+    peers = PEERS_BY_KEY if args.values else PEERS
+    outputs = dict(zip(peers, (("thrust", "thrust_values"), ("cub", "cub_values"))))
     command = [program, "--a", paths["a"], "--b", paths["b"], "--out", paths["thrust"], "--cub-out", paths["cub"],
                "--repeat", str(args.repeat), "--warm-up", str(args.warm_up), "--device", str(args.device)]
+    if args.values:
+        command += ["--values", args.values, "--values-out", paths["thrust_values"],
+                    "--cub-values-out", paths["cub_values"]]
     if args.busy_wait:
         command.append("--busy-wait")
     done = subprocess.run(command, capture_output=True, text=True)
@@ -296,38 +332,51 @@ def peer_rows(program, args, case, paths, expected):
         report = json.loads(done.stdout)
         copy_ms, results = report["copy_ms"], {r["peer"]: r for r in report["rows"]}
     except (ValueError, KeyError, TypeError):
-        return [skipped(peer, case, f"merge_peers failed: {failure_reason(done)}") for peer in PEERS]
+        return [skipped(peer, case, f"merge_peers failed: {failure_reason(done)}") for peer in peers]
     wait = "enqueued during a GPU busy-wait, " if report.get("busy_wait") else ""
     timing = (f"CUDA events around each call ({wait}caching allocator, no sync), "
               f"median of {args.repeat} after {args.warm_up} warm-up calls")
     rows = []
-    for peer in PEERS:
+    for peer in peers:
         result = results.get(peer)
         if result is None or result.get("error") or result.get("ms") is None:
             reason = (result or {}).get("error") or "merge_peers gave no result"
             rows.append(skipped(peer, case, reason, copy_ms=copy_ms))
             continue
-        check, first_wrong = compare(outputs[peer], expected)
+        keys_path, values_path = (paths[name] for name in outputs[peer])
+        if args.values:
+            check, first_wrong = compare_by_key(keys_path, values_path, expected)
+        else:
+            check, first_wrong = compare(keys_path, expected)
         rows.append(row(peer, case, result["ms"], copy_ms, check, first_wrong, timing))
-        remove(outputs[peer])
+        remove(keys_path)
+        remove(values_path)
     return rows
 
 
 def ours_row(args, variant, case, paths, expected):
     """One of our variants on one case (`merge --input-a --input-b --output --json`), checked here
-    (so `merge` is told --no-verify: its own check is the same bitwise comparison)."""
+    (so `merge` is told --no-verify: its own check is the same bitwise comparison). With --values,
+    `merge --values` (which writes no output file) checks itself against its CPU merge by key,
+    whose values are the ones `reference_by_key` gives."""
     peer = f"ours/{variant}"
     variant, _, shape = variant.partition("@")
     shape_option = ["--path-shape", shape] if shape else []
-    command = [args.ours, "--input-a", paths["a"], "--input-b", paths["b"], "--output", paths["ours"],
+    output = ["--values", args.values] if args.values else ["--output", paths["ours"], "--no-verify"]
+    command = [args.ours, "--input-a", paths["a"], "--input-b", paths["b"], *output,
                "--variant", variant, *shape_option, "--repeat", str(args.repeat), "--device", str(args.device),
-               "--no-verify", "--json"]
+               "--json"]
     done = subprocess.run(command, capture_output=True, text=True)
     try:
         ours = json.loads(done.stdout)["rows"][0]
     except (ValueError, KeyError, IndexError, TypeError):
         return skipped(peer, case, failure_reason(done))
-    check, first_wrong = compare(paths["ours"], expected)
+    if args.values:
+        status = ours.get("status")
+        check = "OK" if status == "OK" else f"FAIL: merge reported {status}"
+        first_wrong = ours.get("first_wrong_index")
+    else:
+        check, first_wrong = compare(paths["ours"], expected)
     remove(paths["ours"])
     if check == "OK" and ours.get("status") == "FAIL":
         check = "FAIL: merge reported FAIL"
@@ -344,14 +393,15 @@ def remove(path):
 
 def run_case(program, args, m, n, dist, dtype):
     """The peers and our variants on one case, in a temporary folder removed afterwards."""
-    case = (m, n, dist, dtype)
-    note(f"{case_label(m, n, dist)} {dtype}")
+    case = (m, n, dist, dtype, args.values)
+    note(f"{case_label(m, n, dist)} {dtype}" + (f" with {args.values} values" if args.values else ""))
     with tempfile.TemporaryDirectory(prefix="merge_peers-", dir=args.tmp) as tmp:
-        paths = {name: os.path.join(tmp, f"{name}.npy") for name in ("a", "b", "thrust", "cub", "ours")}
+        names = ("a", "b", "thrust", "cub", "ours", "thrust_values", "cub_values")
+        paths = {name: os.path.join(tmp, f"{name}.npy") for name in names}
         a, b = make_inputs(m, n, dist, dtype, args.seed)
         np.save(paths["a"], a)
         np.save(paths["b"], b)
-        expected = reference(a, b)
+        expected = reference_by_key(a, b, args.values) if args.values else reference(a, b)
         del a, b
         rows = peer_rows(program, args, case, paths, expected)
         for variant in (args.ours_variants if args.ours else []):
@@ -409,7 +459,7 @@ def gpu_name(device):
 
 
 def row_key(r):
-    return (r.get("peer"), r.get("m"), r.get("n"), r.get("dist"), r.get("dtype"))
+    return (r.get("peer"), r.get("m"), r.get("n"), r.get("dist"), r.get("dtype"), r.get("values"))
 
 
 def appended(path, report):
@@ -431,13 +481,14 @@ def appended(path, report):
 
 def table(rows):
     """A short human-readable table of the rows."""
-    lines = [f"{'peer':<20} {'case':<28} {'dtype':<5} {'ms':>9} {'Gkeys/s':>8} {'% copy':>7}  check"]
+    lines = [f"{'peer':<29} {'case':<28} {'dtype':<9} {'ms':>9} {'Gkeys/s':>8} {'% copy':>7}  check"]
 
     def number(value, width, spec):
         return f"{value:{width}{spec}}" if value is not None else f"{'-':>{width}}"
 
     for r in rows:
-        lines.append(f"{r['peer']:<20} {case_label(r['m'], r['n'], r['dist']):<28} {r['dtype']:<5} "
+        dtype = r["dtype"] + (f"+{r['values']}" if r.get("values") else "")
+        lines.append(f"{r['peer']:<29} {case_label(r['m'], r['n'], r['dist']):<28} {dtype:<9} "
                      f"{number(r['ms'], 9, '.4f')} {number(r['gkeys_per_s'], 8, '.2f')} "
                      f"{number(r['percent_of_copy'], 7, '.1f')}  {r['check']}")
     return "\n".join(lines)

@@ -1,13 +1,14 @@
 //! Every kernel entry point the host launches, with the launch-sized shared memory it gets
 //! (the PTX declares it `.extern .shared`, so `ptxas` cannot report it).
 
-use crate::merge::{MergeVariant, path};
+use crate::merge::{MergeVariant, VALUE_BYTES, by_key, path};
 use crate::stencil::{StencilShape, StencilVariant, high_order, streaming, temporal};
 
 /// `(entry point, dynamic shared-memory bytes per block)` for every launched kernel: the
 /// book's stencils at every tile edge of their sweep, every streaming stencil kernel (no
 /// shared memory) of every shape, every temporal one, the book's merges on every key type at
-/// every coarsening factor of theirs, and merge path's partition and every built shape.
+/// every coarsening factor of theirs, and merge path's partition and every built shape, and its
+/// merge by key with every value size.
 pub fn entry_points() -> Vec<(String, usize)> {
     let mut entries = Vec::new();
     for variant in StencilVariant::ALL {
@@ -62,6 +63,12 @@ pub fn entry_points() -> Vec<(String, usize)> {
         for &shape in path::shapes(dtype) {
             let entry = path::entry_point(shape, dtype).expect("a built shape");
             entries.push((entry, shape.shared_bytes(bytes)));
+        }
+        for &shape in by_key::shapes(dtype) {
+            for value_bytes in VALUE_BYTES {
+                let entry = by_key::entry_point(shape, dtype, value_bytes).expect("a built shape");
+                entries.push((entry, shape.shared_bytes(bytes)));
+            }
         }
     }
     entries

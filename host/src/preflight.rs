@@ -157,6 +157,8 @@ pub struct MergeNeed {
     pub n: u64,
     /// Bytes per key.
     pub key_bytes: u64,
+    /// Bytes per value that travels with a key (merge by key), 0 for keys alone.
+    pub value_bytes: u64,
     /// `"i32"`, `"u32"`, `"i64"`, `"f32"` or `"f64"`.
     pub dtype: &'static str,
 }
@@ -164,7 +166,17 @@ pub struct MergeNeed {
 impl MergeNeed {
     /// The need of a merge of `m + n` keys of `K`.
     pub fn of<K: HostKey>(m: usize, n: usize) -> Self {
-        Self { m: m as u64, n: n as u64, key_bytes: size_of::<K>() as u64, dtype: K::NAME }
+        Self { m: m as u64, n: n as u64, key_bytes: size_of::<K>() as u64, value_bytes: 0, dtype: K::NAME }
+    }
+
+    /// The need of a merge by key of `m + n` keys of `K`, each with a value of `value_bytes`.
+    pub fn by_key<K: HostKey>(m: usize, n: usize, value_bytes: usize) -> Self {
+        Self { value_bytes: value_bytes as u64, ..Self::of::<K>(m, n) }
+    }
+
+    /// Bytes per output: its key and its value.
+    fn element_bytes(&self) -> u128 {
+        u128::from(self.key_bytes + self.value_bytes)
     }
 
     /// Keys on the GPU per output key: A and B (one each, `m + n` in all) and the result.
@@ -185,16 +197,20 @@ impl MergeNeed {
     /// Bytes on the GPU: A, B, the result and merge path's partition array.
     pub fn device_bytes(&self) -> u128 {
         let total = self.total();
-        total * u128::from(self.key_bytes) * Self::DEVICE_COPIES + (total / Self::MIN_TILE + 2) * 8
+        total * self.element_bytes() * Self::DEVICE_COPIES + (total / Self::MIN_TILE + 2) * 8
     }
 
     /// Bytes on the host: `copies` keys per output key.
     pub fn host_bytes(&self, copies: u128) -> u128 {
-        self.total() * u128::from(self.key_bytes) * copies
+        self.total() * self.element_bytes() * copies
     }
 
     fn describe(&self) -> String {
-        format!("a merge of {} + {} {} keys", self.m, self.n, self.dtype)
+        let values = match self.value_bytes {
+            0 => String::new(),
+            bytes => format!(" with {bytes}-byte values"),
+        };
+        format!("a merge of {} + {} {} keys{values}", self.m, self.n, self.dtype)
     }
 
     /// The largest `m + n` whose bytes at `per_key` bytes per output key fit in `budget`.
@@ -209,7 +225,7 @@ impl MergeNeed {
             return Ok(());
         }
         // device_bytes(t) <= t · (2K + 8 / MIN_TILE) + 16, solved for t.
-        let per_tile = u128::from(self.key_bytes) * Self::DEVICE_COPIES * Self::MIN_TILE + 8;
+        let per_tile = self.element_bytes() * Self::DEVICE_COPIES * Self::MIN_TILE + 8;
         let largest = u128::from(free).saturating_sub(RESERVE + 16) * Self::MIN_TILE / per_tile;
         Err(Error::OutOfMemory(format!(
             "{} needs {} on the GPU (A, B and the result); {} are free; the largest m + n that fits is {largest}",
@@ -228,9 +244,9 @@ impl MergeNeed {
         if need <= available {
             return Ok(());
         }
-        let key_bytes = u128::from(self.key_bytes);
+        let element_bytes = self.element_bytes();
         let (what, hint) = if verify {
-            let unverified = Self::largest(available, key_bytes * Self::HOST_COPIES_UNVERIFIED);
+            let unverified = Self::largest(available, element_bytes * Self::HOST_COPIES_UNVERIFIED);
             (
                 "A, B, the result and the CPU reference",
                 format!("; --no-verify drops the reference (the largest m + n then is {unverified})"),
@@ -243,7 +259,7 @@ impl MergeNeed {
             self.describe(),
             human(need),
             human(available),
-            Self::largest(available, key_bytes * copies),
+            Self::largest(available, element_bytes * copies),
         )))
     }
 }
@@ -314,7 +330,7 @@ mod tests {
         assert!(huge.bytes(StencilNeed::DEVICE_GRIDS) > u128::from(u64::MAX));
         let err = huge.check_device(u64::MAX).unwrap_err();
         assert!(matches!(err, Error::OutOfMemory(_)), "{err}");
-        let merge = MergeNeed { m: u64::MAX, n: u64::MAX, key_bytes: 8, dtype: "i64" };
+        let merge = MergeNeed { m: u64::MAX, n: u64::MAX, key_bytes: 8, value_bytes: 0, dtype: "i64" };
         assert!(merge.device_bytes() > u128::from(u64::MAX));
         assert!(merge.check_device(u64::MAX).is_err());
         assert!(merge.check_host(false, Some(u64::MAX)).is_err());
@@ -335,8 +351,21 @@ mod tests {
     }
 
     #[test]
+    fn a_merge_by_key_needs_its_values_too() {
+        let keys = MergeNeed::of::<i32>(1 << 30, 1 << 30);
+        let by_key = MergeNeed::by_key::<i32>(1 << 30, 1 << 30, 8);
+        // A, B and C, keys (4 bytes) and values (8) each, and the same splits.
+        assert_eq!(by_key.device_bytes() - keys.device_bytes(), 2 * (1 << 31) * 8);
+        assert_eq!(by_key.host_bytes(3), 3 * (1 << 31) * 12);
+        let err = by_key.check_device(30 * GB).unwrap_err().to_string();
+        assert!(err.contains("i32 keys with 8-byte values needs 51.56 GB on the GPU"), "{err}");
+        let largest: u128 = err.rsplit(' ').next().unwrap().parse().unwrap();
+        assert!(largest < 30 * u128::from(GB) / 24 && largest > 29 * u128::from(GB) / 24, "{largest}");
+    }
+
+    #[test]
     fn merge_needs_name_the_largest_total_that_fits() {
-        let need = MergeNeed { m: 1 << 40, n: 1, key_bytes: 4, dtype: "i32" };
+        let need = MergeNeed { m: 1 << 40, n: 1, key_bytes: 4, value_bytes: 0, dtype: "i32" };
         let err = need.check_device(139 * GB).unwrap_err().to_string();
         assert!(
             err.starts_with("out of memory: a merge of 1099511627776 + 1 i32 keys needs 8.81 TB on the GPU"),
@@ -348,7 +377,7 @@ mod tests {
         // The total named fits, split any way.
         let fits = MergeNeed { m: (largest / 2) as u64, n: (largest - largest / 2) as u64, ..need };
         fits.check_device(139 * GB).unwrap();
-        let err = MergeNeed { m: 1 << 36, n: 1 << 36, key_bytes: 8, dtype: "i64" }
+        let err = MergeNeed { m: 1 << 36, n: 1 << 36, key_bytes: 8, value_bytes: 0, dtype: "i64" }
             .check_host(true, Some(120 * GB))
             .unwrap_err()
             .to_string();

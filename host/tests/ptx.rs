@@ -68,9 +68,13 @@ fn ptx_contains_every_merge_entry_point_of_the_coarsening_sweep() {
     // Merge path: a partition per key type, the sweep's 15 one-tile and 5 pipelined shapes for
     // i32 and the 13 and 4 of them that fit in shared memory with f64, the default for the
     // other three.
-    assert_eq!(launched.iter().filter(|l| l.starts_with("merge_path_")).count(), 5 + 20 + 17 + 3);
+    // Merge by key: 3 shapes for i32 and f64, the default for the other three, each with values
+    // of 4, 8 and 16 bytes.
+    let by_key = launched.iter().filter(|l| l.starts_with("merge_path_by_key_")).count();
+    assert_eq!(by_key, (3 + 3 + 3) * 3);
+    assert_eq!(launched.iter().filter(|l| l.starts_with("merge_path_")).count() - by_key, 5 + 20 + 17 + 3);
     assert_eq!(launched.iter().filter(|l| l.starts_with("merge_path_pipelined_")).count(), 5 + 4);
-    assert_eq!(launched.iter().filter(|l| l.starts_with("merge_")).count(), 15 + 15 + 45);
+    assert_eq!(launched.iter().filter(|l| l.starts_with("merge_")).count(), 15 + 15 + 45 + by_key);
 }
 
 #[test]

@@ -55,6 +55,10 @@ const MERGE_PEERS_COMMAND: &str = "python3 benches/peers/merge_peers.py --ours t
 /// The script that writes [`MERGE_PEERS_FILE`].
 const MERGE_PEERS_SCRIPT: &str = "benches/peers/merge_peers.py";
 
+/// The criterion suite of the merges by key (`benches/benches/merge_variants.rs`), whose groups
+/// take the merge peers' rows with values.
+const MERGE_BY_KEY_SUITE: &str = "merge_by_key";
+
 /// Command-line options of `cargo xtask bench-report`.
 pub struct Options {
     pub criterion_dir: Option<PathBuf>,
@@ -259,6 +263,10 @@ pub struct MergePeerRow {
     pub dist: String,
     /// `i32`, `u32`, `i64`, `f32` or `f64`.
     pub dtype: String,
+    /// The values of a merge by key (`u32` or `u64`, `merge_peers.py --values`); `None` for keys
+    /// alone.
+    #[serde(default)]
+    pub values: Option<String>,
     /// Median time of one merge; `None` when the peer was skipped.
     pub ms: Option<f64>,
     /// The copy timed in the peer's own process over the peer's time, in percent.
@@ -274,10 +282,15 @@ pub fn count_label(count: u64) -> String {
 
 impl MergePeerRow {
     /// The `merge_variants` group of the same case and key type: `merge_variants/2^A+2^B-<dtype>`,
-    /// with `-<dist>` before the key type unless the keys are uniform.
+    /// with `-<dist>` before the key type unless the keys are uniform; for a merge by key the
+    /// `merge_by_key` group, `merge_by_key/2^A+2^B-<dtype>+<values>`.
     pub fn group_id(&self) -> String {
         let dist = if self.dist == "uniform" { String::new() } else { format!("-{}", self.dist) };
-        format!("merge_variants/{}+{}{dist}-{}", count_label(self.m), count_label(self.n), self.dtype)
+        let case = format!("{}+{}{dist}-{}", count_label(self.m), count_label(self.n), self.dtype);
+        match &self.values {
+            Some(values) => format!("{MERGE_BY_KEY_SUITE}/{case}+{values}"),
+            None => format!("merge_variants/{case}"),
+        }
     }
 
     /// Whether the row is one of our kernels (`ours/<variant>`), which the group has from criterion.
@@ -372,12 +385,13 @@ pub fn attach_peers(groups: &mut [Group], rows: &[PeerRow]) {
     note_unmatched(groups, rows.iter().map(PeerRow::group_id));
 }
 
-/// Gives each `merge_variants` group the merge peers' rows of its case and key type, after its
-/// own; rows of our kernels (`ours/...`) are left out, since the group measures them itself.
+/// Gives each `merge_variants` (and `merge_by_key`) group the merge peers' rows of its case and
+/// key type (and values), after its own; rows of our kernels (`ours/...`) are left out, since the group measures them itself.
 /// Notes rows that match no group.
 pub fn attach_merge_peers(groups: &mut [Group], rows: &[MergePeerRow]) {
     let peers: Vec<&MergePeerRow> = rows.iter().filter(|r| !r.is_ours()).collect();
-    for group in groups.iter_mut().filter(|g| g.suite == Suite::MergeVariants) {
+    let takes_peers = |g: &Group| g.suite == Suite::MergeVariants || g.suite_name == MERGE_BY_KEY_SUITE;
+    for group in groups.iter_mut().filter(|g| takes_peers(g)) {
         group.peers.extend(peers.iter().filter(|r| r.group_id() == group.id).map(|r| r.to_peer()));
     }
     note_unmatched(groups, peers.iter().map(|r| r.group_id()));
@@ -2013,6 +2027,7 @@ mod tests {
             n,
             dist: dist.into(),
             dtype: dtype.into(),
+            values: None,
             ms,
             percent_of_copy: ms.map(|ms| 0.002 / ms * 100.0),
             check: check.into(),
@@ -2078,12 +2093,19 @@ mod tests {
         assert_eq!(id(1 << 27, 1 << 27, "all-equal", "i64"), "merge_variants/2^27+2^27-all-equal-i64");
         assert_eq!(id(1 << 27, 1 << 20, "uniform", "f32"), "merge_variants/2^27+2^20-f32");
         assert_eq!(id(1000, 0, "uniform", "u32"), "merge_variants/1000+0-u32");
+        let by_key = MergePeerRow {
+            values: Some("u64".into()),
+            ..merge_peer("thrust::merge_by_key", (1 << 27, 1 << 27), "few-unique", "f64", None, "OK")
+        };
+        assert_eq!(by_key.group_id(), "merge_by_key/2^27+2^27-few-unique-f64+u64");
     }
 
     #[test]
     fn merge_peer_rows_join_the_group_of_their_case_and_dtype() {
         let tmp = tempfile::tempdir().unwrap();
         merge_fixture(tmp.path());
+        const BY_KEY: &str = "merge_by_key/2^20+2^20-i32+u32";
+        write_bench(tmp.path(), BY_KEY, "copy", None, 1 << 21, 3000.0);
         let mut groups = groups_of(tmp.path());
         let rows = [
             merge_peer("thrust::merge", (1 << 20, 1 << 20), "uniform", "i32", Some(0.004), "OK"),
@@ -2092,6 +2114,11 @@ mod tests {
             merge_peer("thrust::merge", (1 << 27, 1 << 27), "few-unique", "f64", Some(2.0), "FAIL"),
             merge_peer("thrust::merge", (1 << 20, 1 << 20), "uniform", "f64", Some(0.004), "OK"),
             merge_peer("thrust::merge", (1 << 20, 1 << 20), "few-unique", "i32", Some(0.004), "OK"),
+            // A merge by key of the same case joins its own group, not the keys' one.
+            MergePeerRow {
+                values: Some("u32".into()),
+                ..merge_peer("thrust::merge_by_key", (1 << 20, 1 << 20), "uniform", "i32", Some(0.006), "OK")
+            },
         ];
         attach_merge_peers(&mut groups, &rows);
         fn peers_of(groups: &[Group], id: &str) -> Vec<String> {
@@ -2103,7 +2130,8 @@ mod tests {
             "ours/ rows are left out"
         );
         assert_eq!(peers_of(&groups, MERGE_FEW), ["thrust::merge"]);
-        let others = groups.iter().filter(|g| g.id != MERGE_EVEN && g.id != MERGE_FEW);
+        assert_eq!(peers_of(&groups, BY_KEY), ["thrust::merge_by_key"]);
+        let others = groups.iter().filter(|g| ![MERGE_EVEN, MERGE_FEW, BY_KEY].contains(&g.id.as_str()));
         assert!(others.clone().all(|g| g.peers.is_empty()), "not stencils, not other merge cases");
         let even = groups.iter().find(|g| g.id == MERGE_EVEN).unwrap();
         assert!(table(even).ends_with(

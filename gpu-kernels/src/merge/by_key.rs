@@ -10,8 +10,8 @@
 //!   stand in for B's greatest keys when only keys move, but have no values;
 //! * the store phase ([`PathTile::store_by_key`]) reads each output's source, its key from
 //!   shared memory and its value from global memory (A's or B's values, at the key's index),
-//!   issuing every value load before the first value store, and stores keys and values
-//!   coalesced.
+//!   issuing every value load before the first value store (values of up to 8 bytes), and
+//!   stores keys and values coalesced.
 //!
 //! Values are opaque bits of 4, 8 or 16 bytes (`u32`, `u64`, [`Bytes16`]): any plain type of one
 //! of those sizes travels, the host's `#[repr(C)]` records included. Stable like the keys-only
@@ -29,10 +29,28 @@ use crate::device::{store_global_16, store_vector};
 #[repr(C, align(16))]
 pub struct Bytes16(pub [u32; 4]);
 
-/// Vectors of `V` outputs whose values a thread holds in registers between their loads and their
-/// stores, in a full tile by key: at least `ITEMS.div_ceil(V)`, all of a thread's, for every
-/// shape built (6 for the defaults), so that their loads are all in flight at once.
-const MAX_VECTORS: usize = 8;
+/// Bytes of values a thread holds in registers between their loads and their stores, in a full
+/// tile by key (32 registers): all of a thread's values for 4-byte values with 4-byte keys and
+/// 8-byte values with 8-byte keys at the default shapes (6 vectors of 16 bytes), so that their
+/// loads are all in flight at once; wider values go in groups.
+const VALUES_IN_FLIGHT_BYTES: usize = 128;
+
+/// Vectors of `V` values of `P` in one group: [`VALUES_IN_FLIGHT_BYTES`] of them, at least one
+/// and at most [`MAX_VECTORS`]; one for values wider than 8 bytes, stored as soon as they are
+/// loaded (held, arrays of them are copied through local memory).
+const fn vectors_per_group<P, const V: usize>() -> usize {
+    let vectors = VALUES_IN_FLIGHT_BYTES / (V * size_of::<P>());
+    if vectors == 0 || size_of::<P>() > 8 {
+        1
+    } else if vectors > MAX_VECTORS {
+        MAX_VECTORS
+    } else {
+        vectors
+    }
+}
+
+/// The most vectors in a group (4-byte values, four to a vector).
+const MAX_VECTORS: usize = VALUES_IN_FLIGHT_BYTES / 16;
 
 impl PathTile {
     /// Phase 2 by key: the serial merge of thread `tid`'s outputs ([`walk`](Self::walk),
@@ -83,9 +101,10 @@ impl PathTile {
     /// taking consecutive outputs: for each, its source from `sources`, its key from `tile`,
     /// its value from `a_values` or `b_values`. A full tile goes in vectors of `V` outputs,
     /// vector `tid + k * BLOCK`, keys as 16-byte stores; a partial one output by output,
-    /// position `tid + k * BLOCK`. Every value load is issued before the first value store
-    /// (the stores could alias the loads, as far as the compiler knows, so it would not hoist
-    /// them), so a thread waits for DRAM once, not once per vector.
+    /// position `tid + k * BLOCK`. Values of up to 8 bytes are all loaded before the first is
+    /// stored (the stores could alias the loads, as far as the compiler knows, so it would not
+    /// hoist them), so a thread waits for DRAM once, not once per vector
+    /// ([`VALUES_IN_FLIGHT_BYTES`]); wider ones are stored as loaded.
     ///
     /// # Safety
     /// The sources are in `sources`, written by every thread before a barrier, and name keys in
@@ -119,26 +138,37 @@ impl PathTile {
         unsafe {
             if FULL {
                 let vectors = (BLOCK * ITEMS / V) as u32;
-                // In groups of `MAX_VECTORS` (one group for every shape the GPU runs).
-                for group in 0..ITEMS.div_ceil(V).div_ceil(MAX_VECTORS) {
+                // In groups (one for the key and value types of the targets: see above).
+                let per_group = const { vectors_per_group::<P, V>() };
+                for group in 0..ITEMS.div_ceil(V).div_ceil(per_group) {
                     let mine = |k: usize| {
-                        let k = group * MAX_VECTORS + k;
+                        let k = group * per_group + k;
                         let v = tid + (k * BLOCK) as u32;
                         (k < ITEMS.div_ceil(V) && v < vectors).then_some(v as usize * V)
                     };
+                    // Filled where `mine(k)` is `Some`, and read only there.
                     let mut values = [None::<[P; V]>; MAX_VECTORS];
                     #[allow(clippy::needless_range_loop)] // (an iterator would keep them in memory)
-                    for k in 0..MAX_VECTORS {
+                    for k in 0..per_group {
                         if let Some(at) = mine(k) {
                             let key_at: [u32; V] = sources.load_vector::<V>(at);
                             let keys: [K; V] = core::array::from_fn(|e| tile.load(key_at[e] as usize));
                             store_global_16(c.add(at), keys);
-                            values[k] =
-                                Some(core::array::from_fn(|e| self.value_at(key_at[e], a_values, b_values)));
+                            if per_group == 1 {
+                                // Value by value: an array of wide values is copied through
+                                // local memory.
+                                for e in 0..V {
+                                    c_values.add(at + e).write(self.value_at(key_at[e], a_values, b_values));
+                                }
+                            } else {
+                                values[k] = Some(core::array::from_fn(|e| {
+                                    self.value_at(key_at[e], a_values, b_values)
+                                }));
+                            }
                         }
                     }
                     #[allow(clippy::needless_range_loop)]
-                    for k in 0..MAX_VECTORS {
+                    for k in 0..per_group {
                         if let (Some(at), Some(vector)) = (mine(k), values[k]) {
                             store_vector(c_values.add(at), vector);
                         }

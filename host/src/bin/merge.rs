@@ -12,8 +12,10 @@ use std::process::ExitCode;
 use clap::{Parser, ValueEnum};
 use gpu_kernels::merge::tiles::PathShape;
 use host::gpu::PtxChoice;
+use host::merge::family_reference::merge_by_key_reference;
 use host::merge::{
-    Distribution, HostKey, MergeProblem, MergeVariant, check_sorted, first_difference, merge_reference, path,
+    Distribution, HostKey, MergeByKeyProblem, MergeProblem, MergeVariant, Record8, Record16, SourceValue,
+    check_sorted, first_difference, first_value_difference, merge_reference, path, source_values,
 };
 use host::preflight::{self, MergeNeed};
 use host::progress::step;
@@ -24,7 +26,7 @@ use ndarray_npy::npy::header::Header;
 use ndarray_npy::{ReadableElement, WritableElement, write_npy};
 use serde_json::json;
 
-#[derive(Parser, Debug)]
+#[derive(Parser, Debug, Clone)]
 #[command(
     name = "merge",
     version,
@@ -74,6 +76,14 @@ struct Args {
     /// Kernel: all, basic, tiled, circular or merge-path (or a comma-separated list).
     #[arg(long, default_value = "all", value_parser = parse_variants)]
     variant: Variants,
+    /// Merge by key: every key carries a value of this type (generated: each names its source,
+    /// A's or B's index), which merge path's by-key kernel moves with it; checked bit for bit
+    /// against a stable CPU merge by key, and timed against a copy of the keys and the values.
+    /// u32, u64, f32, f64, rec8 (a #[repr(C)] record of a u32 and an f32) or rec16 (a u64 and
+    /// an f64). The book's kernels merge keys only: the default --variant all becomes
+    /// merge-path, and other variants are refused; --output is not available with values.
+    #[arg(long, value_enum, value_name = "TYPE", conflicts_with = "output")]
+    values: Option<ValuesArg>,
     /// Launch shape of merge path: threads per block × outputs per thread, e.g. 256x21, or
     /// 256x15-pipelined (blocks that each merge a series of tiles with the next one's load in
     /// flight). One of the shapes built for the key type (the error lists them); default the
@@ -144,6 +154,38 @@ impl DtypeArg {
         match self {
             DtypeArg::I32 | DtypeArg::U32 | DtypeArg::F32 => 4,
             DtypeArg::I64 | DtypeArg::F64 | DtypeArg::All => 8,
+        }
+    }
+}
+
+/// The value types of `--values`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum ValuesArg {
+    U32,
+    U64,
+    F32,
+    F64,
+    Rec8,
+    Rec16,
+}
+
+impl ValuesArg {
+    fn name(self) -> &'static str {
+        match self {
+            ValuesArg::U32 => "u32",
+            ValuesArg::U64 => "u64",
+            ValuesArg::F32 => "f32",
+            ValuesArg::F64 => "f64",
+            ValuesArg::Rec8 => "rec8",
+            ValuesArg::Rec16 => "rec16",
+        }
+    }
+
+    fn bytes(self) -> usize {
+        match self {
+            ValuesArg::U32 | ValuesArg::F32 => 4,
+            ValuesArg::U64 | ValuesArg::F64 | ValuesArg::Rec8 => 8,
+            ValuesArg::Rec16 => 16,
         }
     }
 }
@@ -346,6 +388,8 @@ struct Row {
     variant: MergeVariant,
     /// The merge-path shape, when `--path-shape` chose one.
     path_shape: Option<PathShape>,
+    /// The value type of a merge by key (`--values`).
+    values: Option<ValuesArg>,
     dtype: &'static str,
     ms: f64,
     copy_ms: f64,
@@ -358,9 +402,10 @@ struct Row {
 impl Row {
     /// The variant's name, and the merge-path shape if one was chosen.
     fn name(&self) -> String {
+        let values = self.values.map(|v| format!(" by key ({})", v.name())).unwrap_or_default();
         match self.path_shape {
-            Some(shape) => format!("{} {}", self.variant.name(), path::Describe(shape)),
-            None => self.variant.name().into(),
+            Some(shape) => format!("{}{values} {}", self.variant.name(), path::Describe(shape)),
+            None => format!("{}{values}", self.variant.name()),
         }
     }
 
@@ -376,6 +421,15 @@ impl Row {
 /// Runs every chosen variant on `a` and `b` and returns the report rows; with `--output`,
 /// saves the result of the (one) variant.
 fn run_keys<K: HostKey + WritableElement>(gpu: &Gpu, args: &Args, a: &[K], b: &[K]) -> Result<Vec<Row>> {
+    match args.values {
+        Some(ValuesArg::U32) => return run_by_key::<K, u32>(gpu, args, a, b),
+        Some(ValuesArg::U64) => return run_by_key::<K, u64>(gpu, args, a, b),
+        Some(ValuesArg::F32) => return run_by_key::<K, f32>(gpu, args, a, b),
+        Some(ValuesArg::F64) => return run_by_key::<K, f64>(gpu, args, a, b),
+        Some(ValuesArg::Rec8) => return run_by_key::<K, Record8>(gpu, args, a, b),
+        Some(ValuesArg::Rec16) => return run_by_key::<K, Record16>(gpu, args, a, b),
+        None => {}
+    }
     let mut problem = MergeProblem::new(gpu, a, b)?;
     let repeat = args.repeat as usize;
     let copy_ms = median_after_warm_up(repeat, || problem.copy_ms())?;
@@ -398,6 +452,7 @@ fn run_keys<K: HostKey + WritableElement>(gpu: &Gpu, args: &Args, a: &[K], b: &[
         rows.push(Row {
             variant,
             path_shape,
+            values: None,
             dtype: K::NAME,
             ms,
             copy_ms,
@@ -410,6 +465,46 @@ fn run_keys<K: HostKey + WritableElement>(gpu: &Gpu, args: &Args, a: &[K], b: &[
         write_keys_npy(path, problem.output()?)?;
     }
     Ok(rows)
+}
+
+/// Merges `a` and `b` by key with merge path (`--path-shape`, or the default for `K`), each key
+/// with its generated value of `V`, and returns the report row.
+fn run_by_key<K: HostKey, V: SourceValue>(gpu: &Gpu, args: &Args, a: &[K], b: &[K]) -> Result<Vec<Row>> {
+    let (a_values, b_values) = step("generating the values", args.json, || {
+        (source_values::<V>(false, a.len()), source_values::<V>(true, b.len()))
+    });
+    let mut problem = MergeByKeyProblem::new(gpu, a, &a_values, b, &b_values)?;
+    let repeat = args.repeat as usize;
+    let copy_ms = median_after_warm_up(repeat, || problem.copy_ms())?;
+    let reference = (!args.no_verify).then(|| {
+        step("merging by key on the CPU (the reference)", args.json, || {
+            merge_by_key_reference(a, &a_values, b, &b_values)
+        })
+    });
+    let shape = args.path_shape.unwrap_or_else(|| path::default_shape(K::NAME));
+    let ms = median_after_warm_up(repeat, || problem.run_path(shape))?;
+    let check = match &reference {
+        Some((keys, values)) => {
+            let (out_keys, out_values) = problem.output()?;
+            Some(step("checking the result", args.json, || {
+                let wrong_key = first_difference(&out_keys, keys);
+                let wrong_value = first_value_difference(&out_values, values);
+                wrong_key.into_iter().chain(wrong_value).min()
+            }))
+        }
+        None => None,
+    };
+    Ok(vec![Row {
+        variant: MergeVariant::Path,
+        path_shape: args.path_shape,
+        values: args.values,
+        dtype: K::NAME,
+        ms,
+        copy_ms,
+        keys: problem.len(),
+        bytes: problem.bytes_moved(),
+        check,
+    }])
 }
 
 /// Runs every chosen variant for key type `K` on inputs generated from `--m`, `--n`, `--dist`
@@ -464,14 +559,39 @@ fn preflight(args: &Args, m: usize, n: usize, dtype: DtypeArg) -> Result<()> {
         (DtypeArg::F32, MergeNeed::of::<f32>(m, n)),
         (DtypeArg::F64, MergeNeed::of::<f64>(m, n)),
     ];
+    let value_bytes = args.values.map_or(0, ValuesArg::bytes) as u64;
     for (_, need) in needs.into_iter().filter(|(d, _)| all || *d == dtype) {
+        let need = MergeNeed { value_bytes, ..need };
         need.check_device(free as u64)?;
         need.check_host(!args.no_verify, available)?;
     }
     Ok(())
 }
 
+/// The variants to run: with `--values`, merge path (the only kernel that merges by key), from
+/// the default `all` or as asked; any other variant is refused.
+fn resolve_variants(args: &Args) -> Result<Vec<MergeVariant>> {
+    let asked = &args.variant.0;
+    match args.values {
+        None => Ok(asked.clone()),
+        Some(_) if *asked == MergeVariant::ALL || asked.iter().all(|&v| v == MergeVariant::Path) => {
+            Ok(vec![MergeVariant::Path])
+        }
+        Some(values) => Err(Error::BadArgument(format!(
+            "--values {} merges by key, which only merge-path does: the book's kernels ({}) merge keys alone; use --variant merge-path",
+            values.name(),
+            asked
+                .iter()
+                .filter(|&&v| v != MergeVariant::Path)
+                .map(|v| v.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        ))),
+    }
+}
+
 fn run(args: &Args) -> Result<ExitCode> {
+    let args = &Args { variant: Variants(resolve_variants(args)?), ..args.clone() };
     let files = match (&args.input_a, &args.input_b) {
         (Some(a), Some(b)) => Some(read_inputs(a, b)?),
         _ => None,
@@ -505,6 +625,7 @@ fn run(args: &Args) -> Result<ExitCode> {
                 json!({
                     "variant": r.variant.name(), "section": r.variant.section(), "dtype": r.dtype,
                     "path_shape": r.path_shape.map(|s| path::Describe(s).to_string()),
+                    "values": r.values.map(ValuesArg::name),
                     "ms": r.ms, "gkeys_per_s": gkeys(r, r.ms), "gb_per_s": gbs(r, r.ms),
                     "copy_ms": r.copy_ms, "ceiling_percent": 100.0 * r.copy_ms / r.ms,
                     "first_wrong_index": r.check.flatten(), "status": r.status(),
@@ -532,13 +653,19 @@ fn run(args: &Args) -> Result<ExitCode> {
             (Some(a), Some(b)) => format!("from {} and {}", a.display(), b.display()),
             _ => format!("{} distribution, seed {seed}", args.dist.name()),
         };
+        let (with_values, copied) = match args.values {
+            Some(values) => (format!(", each with a {} value", values.name()), "keys and values"),
+            None => (String::new(), "keys"),
+        };
         println!(
-            "merge m = {} + n = {} keys ({source}), median of {} runs",
+            "merge m = {} + n = {} keys{with_values} ({source}), median of {} runs",
             thousands(m),
             thousands(n),
             args.repeat
         );
-        println!("ceiling: device-to-device copy of A and B into C (m + n keys read once, written once)\n");
+        println!(
+            "ceiling: device-to-device copy of A and B into C (m + n {copied} read once, written once)\n"
+        );
         let mut table =
             Table::new(vec!["variant", "section", "dtype", "ms", "Gkeys/s", "GB/s", "% of copy", "check"]);
         for r in &rows {
@@ -642,6 +769,27 @@ mod tests {
     }
 
     #[test]
+    fn values_merge_by_key_with_merge_path_only() {
+        let args = parse(&["--values", "rec16"]).unwrap();
+        assert_eq!((args.values, args.values.map(ValuesArg::bytes)), (Some(ValuesArg::Rec16), Some(16)));
+        // The default `all` becomes merge path, and so does an explicit merge-path.
+        assert_eq!(resolve_variants(&args).unwrap(), [MergeVariant::Path]);
+        let args = parse(&["--values", "u32", "--variant", "merge-path", "--path-shape", "256x15"]).unwrap();
+        assert_eq!(resolve_variants(&args).unwrap(), [MergeVariant::Path]);
+        let err = resolve_variants(&parse(&["--values", "f64", "--variant", "tiled,merge-path"]).unwrap())
+            .unwrap_err();
+        assert!(matches!(err, Error::BadArgument(_)));
+        assert!(err.to_string().contains("the book's kernels (tiled) merge keys alone"), "{err}");
+        // Without values, the variants are as asked.
+        assert_eq!(resolve_variants(&parse(&[]).unwrap()).unwrap(), MergeVariant::ALL);
+        for (name, bytes) in [("u32", 4), ("u64", 8), ("f32", 4), ("f64", 8), ("rec8", 8), ("rec16", 16)] {
+            let values = parse(&["--values", name]).unwrap().values.unwrap();
+            assert_eq!((values.name(), values.bytes()), (name, bytes));
+        }
+        assert_eq!(size_of::<Record8>(), ValuesArg::Rec8.bytes());
+    }
+
+    #[test]
     fn bad_arguments_are_refused_with_a_reason() {
         for (args, reason) in [
             (&["--m", "lots"][..], "not a count"),
@@ -651,6 +799,8 @@ mod tests {
             (&["--repeat", "0"][..], "repeat"),
             (&["--path-shape", "256"][..], "not a merge-path shape"),
             (&["--ptx", "sm_80"][..], "sm_80"),
+            (&["--values", "u16"][..], "u16"),
+            (&["--values", "u32", "--output", "c.npy"][..], "cannot be used with"),
         ] {
             let err = parse(args).unwrap_err().to_string();
             assert!(err.contains(reason), "{args:?}: {err}");

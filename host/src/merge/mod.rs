@@ -1,6 +1,7 @@
 //! The ordered merge (PMPP chapter 12) on the host: the kernel variants and their launch
 //! shapes, device buffers for timed runs, input checks, the CPU reference and input
-//! generators. [`MergeVariant::default()`] is merge path ([`path`]), the fastest variant:
+//! generators; and merge by key ([`merge_by_key`]: values travel with their keys, on merge
+//! path's kernels). [`MergeVariant::default()`] is merge path ([`path`]), the fastest variant:
 //! pass it to [`merge`] unless you are studying the book's kernels.
 //!
 //! Inputs must be sorted ascending and free of NaN; every entry point checks that first (one
@@ -26,6 +27,7 @@
 //! # Ok::<(), host::Error>(())
 //! ```
 
+pub mod by_key;
 mod distribution;
 pub mod family_reference;
 mod key;
@@ -35,6 +37,10 @@ mod reference;
 mod validate;
 mod variant;
 
+pub use by_key::{
+    MergeByKeyProblem, MergeValue, Record8, Record16, SourceValue, VALUE_BYTES, first_value_difference,
+    merge_by_key, merge_by_key_arrays, source_values,
+};
 pub use distribution::{Distribution, FEW_UNIQUE_KEYS};
 pub use key::HostKey;
 pub use problem::MergeProblem;

@@ -39,10 +39,16 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
     /// memory cannot hold `2 (m + n)` keys (and merge path's partition array); the message
     /// names the largest `m + n` that would fit.
     pub fn new(gpu: &'g Gpu, a: &[K], b: &[K]) -> Result<Self> {
+        Self::with_need(gpu, a, b, MergeNeed::of::<K>(a.len(), b.len()))
+    }
+
+    /// As [`new`](Self::new), refusing before it allocates anything a merge whose `need` (the
+    /// keys', and any values' that travel with them) does not fit in the GPU's free memory.
+    pub(super) fn with_need(gpu: &'g Gpu, a: &[K], b: &[K], need: MergeNeed) -> Result<Self> {
         check_sorted("A", a)?;
         check_sorted("B", b)?;
         let (m, n) = (a.len(), b.len());
-        MergeNeed::of::<K>(m, n).check_device(preflight::device_free(gpu)?)?;
+        need.check_device(preflight::device_free(gpu)?)?;
         let total = m.checked_add(n).ok_or_else(|| Error::BadShape(format!("{m} + {n} keys overflow")))?;
         let upload = |keys: &[K]| if keys.is_empty() { gpu.alloc(1) } else { gpu.upload(keys) };
         let (a, b) = (upload(a)?, upload(b)?);
@@ -122,21 +128,10 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
             return self.time_launches(&label, |_, _| Ok(()));
         };
         let tiles = shape.tiles(self.m + self.n);
-        if self.splits.as_ref().is_none_or(|s| s.len() < tiles + 1) {
-            self.splits = None;
-            self.splits = Some(self.gpu.alloc::<u64>(tiles + 1)?);
-        }
-        let mut splits = self.splits.take().expect("allocated above");
+        let mut splits = self.take_splits(tiles)?;
         let tile_size = shape.tile_size() as u64;
         let timed = self.time_launches(&label, |stream, (a, m, b, n, c)| {
-            let mut launch = stream.launch_builder(&partition);
-            launch.arg(a).arg(m).arg(b).arg(n).arg(&tile_size).arg(&mut splits);
-            // SAFETY: `merge_path_partition_<t>(a, m, b, n, tile_size, splits)`: A and B
-            // hold m and n sorted, NaN-free keys; `splits` holds at least tiles + 1 entries; the
-            // launch has tiles + 1 threads or more.
-            unsafe { launch.launch(path::partition_config(tiles)) }
-                .map(drop)
-                .context(|| format!("launching the {label} partition"))?;
+            launch_partition(stream, &partition, (a, m, b, n), tile_size, &mut splits, &label)?;
             let mut launch = stream.launch_builder(&merge);
             launch.arg(a).arg(m).arg(b).arg(n).arg(c).arg(&splits);
             // SAFETY: `merge_path_[pipelined_]b<B>_i<I>_<t>(a, m, b, n, c, splits)`: the
@@ -145,8 +140,28 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
             // shared memory (opted in above past 48 KiB).
             unsafe { launch.launch(config) }.map(drop).context(|| format!("launching the {label} merge"))
         });
-        self.splits = Some(splits);
+        self.put_splits(splits);
         timed
+    }
+
+    /// Merge path's array of co-ranks, with room for the `tiles + 1` of a merge in `tiles`
+    /// tiles (grown if an earlier run needed fewer); give it back with
+    /// [`put_splits`](Self::put_splits) after the run.
+    pub(super) fn take_splits(&mut self, tiles: usize) -> Result<CudaSlice<u64>> {
+        match self.splits.take() {
+            Some(splits) if splits.len() > tiles => Ok(splits),
+            _ => self.gpu.alloc::<u64>(tiles + 1),
+        }
+    }
+
+    /// Keeps `splits` for the next run.
+    pub(super) fn put_splits(&mut self, splits: CudaSlice<u64>) {
+        self.splits = Some(splits);
+    }
+
+    /// The GPU this problem's buffers live on.
+    pub(super) fn gpu(&self) -> &'g Gpu {
+        self.gpu
     }
 
     /// As [`run`](Self::run), with the entry point built with `factor` outputs per thread (one
@@ -207,7 +222,7 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
     /// Poisons the output, then times `launch` (given the stream and the kernel arguments
     /// `(a, m, b, n, c)`) with CUDA events; on success the output holds its result. Errors
     /// while it runs name the `label`led merge.
-    fn time_launches(
+    pub(super) fn time_launches(
         &mut self,
         label: &str,
         launch: impl FnOnce(&CudaStream, LaunchArgs<'_, K>) -> Result<()>,
@@ -228,22 +243,27 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
     /// merge result behind.
     pub fn copy_ms(&mut self) -> Result<f64> {
         self.has_output = false;
+        self.gpu.timer()?.time(|| self.enqueue_copy())
+    }
+
+    /// Enqueues the device-to-device copies of A and B into the output (see
+    /// [`copy_ms`](Self::copy_ms)); leaves no merge result behind.
+    pub(super) fn enqueue_copy(&mut self) -> Result<()> {
+        self.has_output = false;
         let (m, n) = (self.m, self.n);
         let (a, b, c) = (&self.a, &self.b, &mut self.c);
         let stream = self.gpu.stream();
-        self.gpu.timer()?.time(|| {
-            if m > 0 {
-                stream
-                    .memcpy_dtod(&a.slice(..m), &mut c.slice_mut(..m))
-                    .context(|| "copying A on the device".into())?;
-            }
-            if n > 0 {
-                stream
-                    .memcpy_dtod(&b.slice(..n), &mut c.slice_mut(m..m + n))
-                    .context(|| "copying B on the device".into())?;
-            }
-            Ok(())
-        })
+        if m > 0 {
+            stream
+                .memcpy_dtod(&a.slice(..m), &mut c.slice_mut(..m))
+                .context(|| "copying A on the device".into())?;
+        }
+        if n > 0 {
+            stream
+                .memcpy_dtod(&b.slice(..n), &mut c.slice_mut(m..m + n))
+                .context(|| "copying B on the device".into())?;
+        }
+        Ok(())
     }
 
     /// The merged keys of the last [`run`](Self::run).
@@ -259,4 +279,26 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
         preflight::check_download(MergeNeed::of::<K>(self.m, self.n).host_bytes(1), "the merged keys")?;
         self.gpu.download(&self.c)
     }
+}
+
+/// Launches merge path's partition kernel `partition` on `stream` for tiles of `tile_size`
+/// outputs: the co-ranks of every tile start of A (`m` keys) and B (`n` keys) into `splits`.
+/// `label` names the merge in errors.
+pub(super) fn launch_partition<K: HostKey>(
+    stream: &CudaStream,
+    partition: &CudaFunction,
+    (a, m, b, n): (&CudaSlice<K>, &u64, &CudaSlice<K>, &u64),
+    tile_size: u64,
+    splits: &mut CudaSlice<u64>,
+    label: &str,
+) -> Result<()> {
+    let tiles = (*m + *n).div_ceil(tile_size) as usize;
+    let mut launch = stream.launch_builder(partition);
+    launch.arg(a).arg(m).arg(b).arg(n).arg(&tile_size).arg(splits);
+    // SAFETY: `merge_path_partition_<t>(a, m, b, n, tile_size, splits)`: A and B hold m and n
+    // sorted, NaN-free keys (checked when the problem was set up); `splits` holds at least
+    // tiles + 1 entries (`take_splits`); the launch has tiles + 1 threads or more.
+    unsafe { launch.launch(path::partition_config(tiles)) }
+        .map(drop)
+        .context(|| format!("launching the {label} partition"))
 }
