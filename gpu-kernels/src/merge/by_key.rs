@@ -18,6 +18,7 @@
 //! merge: on equal keys, A's key and its value come first.
 
 use super::keys::{KeyReader, KeyWriter, MergeKey, SharedKeys};
+use super::order::KeyOrder;
 use super::path::{PathTile, block_tile, load_tile, release_tile_memory, tile_memory};
 use super::tiles::PathShape;
 use crate::device::thread::*;
@@ -63,6 +64,7 @@ impl PathTile {
     #[inline(always)]
     pub unsafe fn merge_thread_sources<
         K: MergeKey,
+        O: KeyOrder<K>,
         S: KeyReader<K>,
         W: KeyWriter<u32>,
         const BLOCK: usize,
@@ -76,7 +78,7 @@ impl PathTile {
     ) {
         // SAFETY: per the caller; `walk` emits only this thread's positions of the tile.
         unsafe {
-            self.walk::<K, S, BLOCK, ITEMS, FULL, true>(tid, tile, |c, _, key_at| {
+            self.walk::<K, O, S, BLOCK, ITEMS, FULL, true>(tid, tile, |c, _, key_at| {
                 sources.store(c as usize, key_at)
             })
         }
@@ -201,6 +203,7 @@ impl PathTile {
 #[allow(clippy::too_many_arguments)]
 pub unsafe fn merge_path_by_key<
     K: MergeKey,
+    O: KeyOrder<K>,
     P: Copy,
     const BLOCK: usize,
     const ITEMS: usize,
@@ -221,9 +224,9 @@ pub unsafe fn merge_path_by_key<
         let tile = block_tile::<BLOCK, ITEMS>(block_idx_x() as usize, m + n, splits);
         let args = (a, a_values, b, b_values, c, c_values);
         if tile.c_len as usize == BLOCK * ITEMS {
-            merge_tile_by_key::<K, P, BLOCK, ITEMS, V, true>(tile, args);
+            merge_tile_by_key::<K, O, P, BLOCK, ITEMS, V, true>(tile, args);
         } else {
-            merge_tile_by_key::<K, P, BLOCK, ITEMS, V, false>(tile, args);
+            merge_tile_by_key::<K, O, P, BLOCK, ITEMS, V, false>(tile, args);
         }
     }
 }
@@ -237,6 +240,7 @@ pub unsafe fn merge_path_by_key<
 #[allow(clippy::type_complexity)]
 unsafe fn merge_tile_by_key<
     K: MergeKey,
+    O: KeyOrder<K>,
     P: Copy,
     const BLOCK: usize,
     const ITEMS: usize,
@@ -255,8 +259,8 @@ unsafe fn merge_tile_by_key<
     unsafe {
         let (keys, bulk_barrier) = tile_memory::<K>(shape);
         let sources = SharedKeys::<u32>::at_offset(shape.merged_offset(size_of::<K>()) * size_of::<K>() / 4);
-        let tile = load_tile::<K, BLOCK, ITEMS, FULL>(tile, tid, a, b, keys, bulk_barrier);
-        tile.merge_thread_sources::<K, _, _, BLOCK, ITEMS, FULL>(tid, keys, sources);
+        let tile = load_tile::<K, O, BLOCK, ITEMS, FULL>(tile, tid, a, b, keys, bulk_barrier);
+        tile.merge_thread_sources::<K, O, _, _, BLOCK, ITEMS, FULL>(tid, keys, sources);
         sync_threads();
         release_tile_memory(tid, bulk_barrier);
         tile.store_by_key::<K, P, _, _, BLOCK, ITEMS, V, FULL>(

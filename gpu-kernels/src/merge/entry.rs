@@ -63,7 +63,7 @@ merge_entry_points! {
     merge_tiled_c4_f64 => merge_tiled::<f64, 4>;
 }
 
-/// Stamps out the merge-path kernels for each key type: the partition
+/// Stamps out the merge-path kernels for each key type, ascending: the partition
 /// `merge_path_partition_<t>(a, m, b, n, tile_size, splits)`, the merge
 /// `merge_path_b<BLOCK>_i<ITEMS>_<t>(a, m, b, n, c, splits)` for each `(BLOCK, ITEMS)` listed
 /// first, the pipelined merge `merge_path_pipelined_b<BLOCK>_i<ITEMS>_<t>(…)` for each listed
@@ -76,10 +76,21 @@ macro_rules! path_entry_points {
             $(super::tiles::PathShape::new($block, $items),)*
             $(super::tiles::PathShape::new($p_block, $p_items).pipelined(),)*
         ];
+        partition_entry_point!(merge_path_partition_, super::Ascending, $t);
+        $(path_merge_entry_point!(merge_path_b, merge_path, super::Ascending, $t, $block, $items);)*
+        $(path_merge_entry_point!(
+            merge_path_pipelined_b, merge_path_pipelined, super::Ascending, $t, $p_block, $p_items
+        );)*
+    )*};
+}
 
+/// The merge-path partition `<prefix><t>(a, m, b, n, tile_size, splits)` in the key order
+/// `$order`.
+macro_rules! partition_entry_point {
+    ($prefix:ident, $order:ty, $t:ident) => {
         #[cfg(target_arch = "nvptx64")]
         #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn ${concat(merge_path_partition_, $t)}(
+        pub unsafe extern "ptx-kernel" fn ${concat($prefix, $t)}(
             a: *const $t,
             m: u64,
             b: *const $t,
@@ -87,23 +98,31 @@ macro_rules! path_entry_points {
             tile_size: u64,
             splits: *mut u64,
         ) {
-            // SAFETY: the host passes sorted, NaN-free inputs of `m` and `n` keys and a
-            // `splits` buffer of `⌈(m + n) / tile_size⌉ + 1` entries, with `tile_size > 0`.
+            // SAFETY: the host passes inputs of `m` and `n` keys, sorted in the order and
+            // NaN-free, and a `splits` buffer of `⌈(m + n) / tile_size⌉ + 1` entries, with
+            // `tile_size > 0`.
             unsafe {
-                super::merge_path_partition::<$t>(a, m as usize, b, n as usize, tile_size as usize, splits.cast())
+                super::merge_path_partition::<$t, $order>(
+                    a, m as usize, b, n as usize, tile_size as usize, splits.cast(),
+                )
             }
         }
-        $(path_merge_entry_point!(merge_path_b, merge_path, $t, $block, $items);)*
-        $(path_merge_entry_point!(merge_path_pipelined_b, merge_path_pipelined, $t, $p_block, $p_items);)*
-    )*};
+    };
 }
 
 /// One merge-path merge kernel, `<prefix><BLOCK>_i<ITEMS>_<t>(a, m, b, n, c, splits)`, calling
-/// `$kernel::<t, BLOCK, ITEMS, V>` with `V` keys to 16 bytes. The host runs the partition for
-/// this tile size first, and launches blocks of `BLOCK` threads (one per tile, or for the
-/// pipelined kernel no more than the tiles) with the shape's shared memory.
+/// `$kernel::<t, …>` (in the key order `$order` where the kernel takes one) with `V` keys to 16
+/// bytes. The host runs the partition of the same order for this tile size first, and launches
+/// blocks of `BLOCK` threads (one per tile, or for the pipelined kernel no more than the tiles)
+/// with the shape's shared memory.
 macro_rules! path_merge_entry_point {
-    ($prefix:ident, $kernel:ident, $t:ident, $block:literal, $items:literal) => {
+    ($prefix:ident, merge_path_pipelined, $order:ty, $t:ident, $block:literal, $items:literal) => {
+        path_merge_entry_point!(@ $prefix, merge_path_pipelined::<$t>, $t, $block, $items);
+    };
+    ($prefix:ident, $kernel:ident, $order:ty, $t:ident, $block:literal, $items:literal) => {
+        path_merge_entry_point!(@ $prefix, $kernel::<$t, $order>, $t, $block, $items);
+    };
+    (@ $prefix:ident, $kernel:ident::<$($generic:ty),*>, $t:ident, $block:literal, $items:literal) => {
         #[cfg(target_arch = "nvptx64")]
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn ${concat($prefix, $block, _i, $items, _, $t)}(
@@ -116,7 +135,7 @@ macro_rules! path_merge_entry_point {
         ) {
             // SAFETY: per the launch described above.
             unsafe {
-                super::$kernel::<$t, $block, $items, { super::tiles::keys_per_16_bytes(size_of::<$t>()) }>(
+                super::$kernel::<$($generic,)* $block, $items, { super::tiles::keys_per_16_bytes(size_of::<$t>()) }>(
                     a, m as usize, b, n as usize, c, splits.cast(),
                 )
             }
@@ -150,23 +169,25 @@ macro_rules! by_key_entry_points {
     ($($list:ident: $t:ident => [$(($block:literal, $items:literal)),* $(,)?];)*) => {$(
         #[doc = concat!("Every merge-by-key shape built for `", stringify!($t), "` keys.")]
         pub const $list: &[super::tiles::PathShape] = &[$(super::tiles::PathShape::new($block, $items),)*];
-        $(
-            by_key_entry_point!($t, $block, $items, 4, u32);
-            by_key_entry_point!($t, $block, $items, 8, u64);
-            by_key_entry_point!($t, $block, $items, 16, super::Bytes16);
-        )*
+        $(by_key_entry_point!(merge_path_by_key_b, super::Ascending, $t, $block, $items);)*
     )*};
 }
 
-/// One merge-by-key kernel, `merge_path_by_key_b<BLOCK>_i<ITEMS>_<t>_v<bytes>(…)`, calling
-/// `merge_path_by_key::<t, P, BLOCK, ITEMS, V>` with `V` keys to 16 bytes. The host runs the
-/// partition for this tile size first, and launches one block of `BLOCK` threads per tile with
-/// the shape's shared memory.
+/// The merge-by-key kernels `<prefix><BLOCK>_i<ITEMS>_<t>_v<bytes>(a, a_values, m, b, b_values,
+/// n, c, c_values, splits)` in the key order `$order`, for values of 4, 8 and 16 bytes, calling
+/// `merge_path_by_key::<t, order, P, BLOCK, ITEMS, V>` with `V` keys to 16 bytes. The host runs
+/// the partition of the same order for this tile size first, and launches one block of `BLOCK`
+/// threads per tile with the shape's shared memory.
 macro_rules! by_key_entry_point {
-    ($t:ident, $block:literal, $items:literal, $bytes:literal, $value:ty) => {
+    ($prefix:ident, $order:ty, $t:ident, $block:literal, $items:literal) => {
+        by_key_entry_point!(@ $prefix, $order, $t, $block, $items, 4, u32);
+        by_key_entry_point!(@ $prefix, $order, $t, $block, $items, 8, u64);
+        by_key_entry_point!(@ $prefix, $order, $t, $block, $items, 16, super::Bytes16);
+    };
+    (@ $prefix:ident, $order:ty, $t:ident, $block:literal, $items:literal, $bytes:literal, $value:ty) => {
         #[cfg(target_arch = "nvptx64")]
         #[unsafe(no_mangle)]
-        pub unsafe extern "ptx-kernel" fn ${concat(merge_path_by_key_b, $block, _i, $items, _, $t, _v, $bytes)}(
+        pub unsafe extern "ptx-kernel" fn ${concat($prefix, $block, _i, $items, _, $t, _v, $bytes)}(
             a: *const $t,
             a_values: *const $value,
             m: u64,
@@ -182,6 +203,7 @@ macro_rules! by_key_entry_point {
             unsafe {
                 super::merge_path_by_key::<
                     $t,
+                    $order,
                     $value,
                     $block,
                     $items,
@@ -200,4 +222,30 @@ by_key_entry_points! {
     BY_KEY_SHAPES_F32: f32 => [(256, 21)];
     BY_KEY_SHAPES_I64: i64 => [(256, 11)];
     BY_KEY_SHAPES_F64: f64 => [(256, 11), (256, 15), (128, 11)];
+}
+
+/// Stamps out merge path in another key order (`$order`, named `$name` in the entry points)
+/// for each key type at its default shape: the partition `merge_path_<name>_partition_<t>`, the
+/// merge `merge_path_<name>_b<BLOCK>_i<ITEMS>_<t>` and the merges by key
+/// `merge_path_<name>_by_key_b<BLOCK>_i<ITEMS>_<t>_v<bytes>`, with the arguments of the
+/// ascending ones; and the key types as `$list` for the host.
+macro_rules! ordered_entry_points {
+    ($($list:ident: $order:ty, $name:ident => [$($t:ident: ($block:literal, $items:literal)),* $(,)?];)*) => {$(
+        #[doc = concat!("The key types built in the order `", stringify!($name), "`.")]
+        pub const $list: &[&str] = &[$(stringify!($t)),*];
+        $(
+            partition_entry_point!(${concat(merge_path_, $name, _partition_)}, $order, $t);
+            path_merge_entry_point!(${concat(merge_path_, $name, _b)}, merge_path, $order, $t, $block, $items);
+            by_key_entry_point!(${concat(merge_path_, $name, _by_key_b)}, $order, $t, $block, $items);
+        )*
+    )*};
+}
+
+// Descending for every key type, and the example of a user's order (`ByUpper16`) for u32 keys,
+// at the defaults (`tiles::PATH_4_BYTE`, `PATH_8_BYTE`).
+ordered_entry_points! {
+    DESCENDING_KEY_TYPES: super::Descending, desc => [
+        i32: (256, 21), u32: (256, 21), i64: (256, 11), f32: (256, 21), f64: (256, 11),
+    ];
+    UPPER16_KEY_TYPES: super::ByUpper16, upper16 => [u32: (256, 21)];
 }

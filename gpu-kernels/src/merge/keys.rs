@@ -14,18 +14,28 @@ pub trait MergeKey: Copy + PartialOrd + 'static {
     /// A key no other key is greater than (`MAX`, or infinity for floats): placed after a run,
     /// it stands for "this run is used up" in a serial merge (every key `<=` it).
     const GREATEST: Self;
+    /// A key no other key is less than (`MIN`, or minus infinity): the end mark of a descending
+    /// merge.
+    const LEAST: Self;
 }
 
 macro_rules! merge_keys {
-    ($($t:ident => $greatest:expr),*) => {$(
+    ($($t:ident => $greatest:expr, $least:expr);*) => {$(
         impl MergeKey for $t {
             const NAME: &'static str = stringify!($t);
             const GREATEST: Self = $greatest;
+            const LEAST: Self = $least;
         }
     )*};
 }
 
-merge_keys!(i32 => i32::MAX, u32 => u32::MAX, i64 => i64::MAX, f32 => f32::INFINITY, f64 => f64::INFINITY);
+merge_keys!(
+    i32 => i32::MAX, i32::MIN;
+    u32 => u32::MAX, u32::MIN;
+    i64 => i64::MAX, i64::MIN;
+    f32 => f32::INFINITY, f32::NEG_INFINITY;
+    f64 => f64::INFINITY, f64::NEG_INFINITY
+);
 
 /// A run of keys somewhere in memory, indexed from 0.
 pub trait KeyRun: Copy {

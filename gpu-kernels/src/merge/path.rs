@@ -42,7 +42,10 @@
 //! for every thread of a block in turn.
 
 use super::keys::{KeyReader, KeyWriter, MergeKey, SharedKeys};
-use super::sequential::co_rank_by;
+use core::hint::select_unpredictable;
+
+use super::order::KeyOrder;
+use super::sequential::co_rank_in;
 use super::tiles::{PathShape, a_end_marks, keys_per_16_bytes};
 use crate::device::bulk::{self, Barrier};
 use crate::device::store_global_16;
@@ -281,6 +284,7 @@ impl PathTile {
     #[inline(always)]
     pub unsafe fn merge_thread<
         K: MergeKey,
+        O: KeyOrder<K>,
         S: KeyReader<K>,
         W: KeyWriter<K>,
         const BLOCK: usize,
@@ -294,20 +298,28 @@ impl PathTile {
     ) {
         // SAFETY: per the caller; `walk` emits only this thread's positions of the tile.
         unsafe {
-            self.walk::<K, S, BLOCK, ITEMS, FULL, false>(tid, tile, |c, key, _| merged.store(c as usize, key))
+            // A's end needs a check only where marks cannot stand in for B's last keys.
+            let store = |c: u32, key: K, _| merged.store(c as usize, key);
+            if O::LAST_IS_UNIQUE {
+                self.walk::<K, O, S, BLOCK, ITEMS, FULL, false>(tid, tile, store)
+            } else {
+                self.walk::<K, O, S, BLOCK, ITEMS, FULL, true>(tid, tile, store)
+            }
         }
     }
 
-    /// The serial merge of thread `tid`'s `ITEMS` outputs: co-ranks their start, `tid * ITEMS`,
-    /// in the shared tile (32-bit), then takes A's key when `a_key <= b_key` (stable), then the
-    /// next key of the run it came from, and calls `emit(c, key, at)` for each output inside
-    /// the tile: its tile position `c`, its key, and the key's position `at` in shared memory
-    /// (A's run lies below `b_at`, B's from it). Past a run's last key the walk reads the
-    /// greatest keys that [`mark_run_ends`](Self::mark_run_ends) put there.
+    /// The serial merge of thread `tid`'s `ITEMS` outputs in the order `O`: co-ranks their
+    /// start, `tid * ITEMS`, in the shared tile (32-bit), then takes A's key when it goes no
+    /// later than B's (`a_key <= b_key` ascending: stable), then the next key of the run it came
+    /// from, and calls `emit(c, key, at)` for each output inside the tile: its tile position `c`,
+    /// its key, and the key's position `at` in shared memory (A's run lies below `b_at`, B's from
+    /// it). Past a run's last key the walk reads the last keys of the order ([`KeyOrder::LAST`])
+    /// that [`mark_run_ends`](Self::mark_run_ends) put there.
     ///
     /// With `CHECK_A_END` it also checks A's end: a used-up A is never taken. Keys alone need no
-    /// check (see below), but a merge by key must take B's own keys, whose values travel with
-    /// them, and not A's marks.
+    /// check when `LAST` is unique (see below), but a merge by key must take B's own keys, whose
+    /// values travel with them, and not A's marks; so must an order in which other keys are
+    /// equivalent to `LAST`.
     ///
     /// # Safety
     /// The tile's keys are in `tile` at `a_at` and `b_at`, each run's end marks after it,
@@ -317,6 +329,7 @@ impl PathTile {
     #[inline(always)]
     pub unsafe fn walk<
         K: MergeKey,
+        O: KeyOrder<K>,
         S: KeyReader<K>,
         const BLOCK: usize,
         const ITEMS: usize,
@@ -337,26 +350,29 @@ impl PathTile {
         unsafe {
             let at = |x: u32| tile.load(Self::clamp::<FULL>(x, input_keys) as usize);
             let (a_run, b_run) = (tile.skip(self.a_at as usize), tile.skip(self.b_at as usize));
-            let rank = co_rank_by(diag, a_run, self.a_len, b_run, self.b_len);
+            let rank = co_rank_in::<K, O, _, _, _>(diag, a_run, self.a_len, b_run, self.b_len);
             // `i` and `j` are shared positions of A's next key and B's. Each run is followed by
-            // the greatest key (`mark_run_ends`), so neither end needs a check: a used-up B
-            // reads as the greatest key, which every key of A is `<=`; a used-up A reads as
-            // the greatest key, which is `<=` a key of B only when that key is the greatest
-            // too, and then every output left is that same key (B is sorted), so taking the
-            // marks (up to `ITEMS`, all there are) gives the same bits.
+            // the last key of the order (`mark_run_ends`; the greatest, ascending), so neither end
+            // needs a check: a used-up B reads as the last key, which every key of A goes no
+            // later than; a used-up A reads as the last key, which goes no later than a key of B
+            // only when that key is equivalent to it, and when `LAST` is unique that key is
+            // `LAST` too, and so is every output left (B is sorted): taking the marks (up to
+            // `ITEMS`, all there are) gives the same bits.
             let (mut i, mut j) = (self.a_at + rank, self.b_at + (diag - rank));
             let a_end = self.a_at + self.a_len;
             let (mut a_key, mut b_key) = (at(i), at(j));
             for k in 0..ITEMS as u32 {
-                let take_a = (!CHECK_A_END || i < a_end) && a_key <= b_key;
-                let (key, key_at) = if take_a { (a_key, i) } else { (b_key, j) };
+                let take_a = (!CHECK_A_END || i < a_end) && O::no_later(a_key, b_key);
+                // Selects, not branches, whatever the order's comparison inlines to: lanes of a
+                // warp take A and B in any mix.
+                let key = select_unpredictable(take_a, a_key, b_key);
+                let key_at = select_unpredictable(take_a, i, j);
                 let next = key_at + 1;
                 let next_key = at(next);
-                if take_a {
-                    (a_key, i) = (next_key, next);
-                } else {
-                    (b_key, j) = (next_key, next);
-                }
+                (a_key, i) =
+                    (select_unpredictable(take_a, next_key, a_key), select_unpredictable(take_a, next, i));
+                (b_key, j) =
+                    (select_unpredictable(take_a, b_key, next_key), select_unpredictable(take_a, j, next));
                 if FULL || first + k < self.c_len {
                     emit(first + k, key, key_at);
                 }
@@ -364,7 +380,8 @@ impl PathTile {
         }
     }
 
-    /// Phase 1c: the greatest key ([`MergeKey::GREATEST`]) after each run in shared memory:
+    /// Phase 1c: the last key of the order ([`KeyOrder::LAST`]: the greatest, ascending) after
+    /// each run in shared memory:
     /// [`a_end_marks`]`(ITEMS)` of them after A's (threads `0 ..` that many) and one after B's
     /// (the next thread), where the serial merge reads them once a run is used up.
     ///
@@ -373,7 +390,13 @@ impl PathTile {
     /// between and after them; no other thread accesses those positions before the barrier
     /// that ends the load.
     #[inline(always)]
-    pub unsafe fn mark_run_ends<K: MergeKey, S: KeyWriter<K>, const BLOCK: usize, const ITEMS: usize>(
+    pub unsafe fn mark_run_ends<
+        K: MergeKey,
+        O: KeyOrder<K>,
+        S: KeyWriter<K>,
+        const BLOCK: usize,
+        const ITEMS: usize,
+    >(
         &self,
         tid: u32,
         tile: S,
@@ -387,7 +410,7 @@ impl PathTile {
                 (self.b_at + self.b_len) as usize
             };
             // SAFETY: per the caller.
-            unsafe { tile.store(x, K::GREATEST) };
+            unsafe { tile.store(x, O::LAST) };
         }
     }
 
@@ -446,7 +469,7 @@ impl PathTile {
 /// `a` holds `m` keys and `b` holds `n`, sorted ascending; `splits` has room for `tiles + 1`
 /// entries; `tile_size > 0`.
 #[inline(always)]
-pub unsafe fn merge_path_partition_thread<K: MergeKey>(
+pub unsafe fn merge_path_partition_thread<K: MergeKey, O: KeyOrder<K>>(
     t: usize,
     a: *const K,
     m: usize,
@@ -458,7 +481,7 @@ pub unsafe fn merge_path_partition_thread<K: MergeKey>(
     if t <= (m + n).div_ceil(tile_size) {
         let k = t.saturating_mul(tile_size).min(m + n);
         // SAFETY: k <= m + n; t <= tiles is inside `splits`.
-        unsafe { *splits.add(t) = co_rank_by(k, a, m, b, n) };
+        unsafe { *splits.add(t) = co_rank_in::<K, O, _, _, _>(k, a, m, b, n) };
     }
 }
 
@@ -467,7 +490,7 @@ pub unsafe fn merge_path_partition_thread<K: MergeKey>(
 /// # Safety
 /// As [`merge_path_partition_thread`]; the launch has at least `tiles + 1` threads.
 #[inline(always)]
-pub unsafe fn merge_path_partition<K: MergeKey>(
+pub unsafe fn merge_path_partition<K: MergeKey, O: KeyOrder<K>>(
     a: *const K,
     m: usize,
     b: *const K,
@@ -477,7 +500,7 @@ pub unsafe fn merge_path_partition<K: MergeKey>(
 ) {
     let t = block_idx_x() as usize * block_dim_x() as usize + thread_idx_x() as usize;
     // SAFETY: per the caller.
-    unsafe { merge_path_partition_thread(t, a, m, b, n, tile_size, splits) }
+    unsafe { merge_path_partition_thread::<K, O>(t, a, m, b, n, tile_size, splits) }
 }
 
 /// The merge kernel: block `blockIdx.x` merges tile `blockIdx.x` of `BLOCK × ITEMS` outputs,
@@ -492,7 +515,13 @@ pub unsafe fn merge_path_partition<K: MergeKey>(
 ///
 /// [`PathShape::shared_bytes`]: super::tiles::PathShape::shared_bytes
 #[inline(always)]
-pub unsafe fn merge_path<K: MergeKey, const BLOCK: usize, const ITEMS: usize, const V: usize>(
+pub unsafe fn merge_path<
+    K: MergeKey,
+    O: KeyOrder<K>,
+    const BLOCK: usize,
+    const ITEMS: usize,
+    const V: usize,
+>(
     a: *const K,
     m: usize,
     b: *const K,
@@ -502,7 +531,7 @@ pub unsafe fn merge_path<K: MergeKey, const BLOCK: usize, const ITEMS: usize, co
 ) {
     let tile_index = block_idx_x() as usize;
     // SAFETY: per the caller; the partition wrote the splits of every launched tile.
-    unsafe { merge_one_tile::<K, BLOCK, ITEMS, V>(tile_index, a, m, b, n, c, splits) }
+    unsafe { merge_one_tile::<K, O, BLOCK, ITEMS, V>(tile_index, a, m, b, n, c, splits) }
 }
 
 /// Tile `tile_index` of the merge, by this block: its bounds from `splits`, then
@@ -512,7 +541,13 @@ pub unsafe fn merge_path<K: MergeKey, const BLOCK: usize, const ITEMS: usize, co
 /// # Safety
 /// As [`merge_path`], for a tile of the merge; the block's shared memory is free.
 #[inline(always)]
-pub(super) unsafe fn merge_one_tile<K: MergeKey, const BLOCK: usize, const ITEMS: usize, const V: usize>(
+pub(super) unsafe fn merge_one_tile<
+    K: MergeKey,
+    O: KeyOrder<K>,
+    const BLOCK: usize,
+    const ITEMS: usize,
+    const V: usize,
+>(
     tile_index: usize,
     a: *const K,
     m: usize,
@@ -525,9 +560,9 @@ pub(super) unsafe fn merge_one_tile<K: MergeKey, const BLOCK: usize, const ITEMS
     unsafe {
         let tile = block_tile::<BLOCK, ITEMS>(tile_index, m + n, splits);
         if tile.c_len as usize == BLOCK * ITEMS {
-            merge_tile::<K, BLOCK, ITEMS, V, true>(tile, a, b, c);
+            merge_tile::<K, O, BLOCK, ITEMS, V, true>(tile, a, b, c);
         } else {
-            merge_tile::<K, BLOCK, ITEMS, V, false>(tile, a, b, c);
+            merge_tile::<K, O, BLOCK, ITEMS, V, false>(tile, a, b, c);
         }
     }
 }
@@ -555,6 +590,7 @@ pub(super) unsafe fn block_tile<const BLOCK: usize, const ITEMS: usize>(
 #[inline(always)]
 unsafe fn merge_tile<
     K: MergeKey,
+    O: KeyOrder<K>,
     const BLOCK: usize,
     const ITEMS: usize,
     const V: usize,
@@ -573,8 +609,8 @@ unsafe fn merge_tile<
     unsafe {
         let (keys, bulk_barrier) = tile_memory::<K>(shape);
         let merged = SharedKeys::<K>::at_offset(shape.merged_offset(size_of::<K>()));
-        let tile = load_tile::<K, BLOCK, ITEMS, FULL>(tile, tid, a, b, keys, bulk_barrier);
-        tile.merge_thread::<K, _, _, BLOCK, ITEMS, FULL>(tid, keys, merged);
+        let tile = load_tile::<K, O, BLOCK, ITEMS, FULL>(tile, tid, a, b, keys, bulk_barrier);
+        tile.merge_thread::<K, O, _, _, BLOCK, ITEMS, FULL>(tid, keys, merged);
         sync_threads();
         release_tile_memory(tid, bulk_barrier);
         tile.store::<K, _, BLOCK, ITEMS, V, FULL>(tid, merged, c);
@@ -604,7 +640,13 @@ pub(super) unsafe fn tile_memory<K: MergeKey>(shape: PathShape) -> (SharedKeys<K
 /// As [`merge_path`]; `tile` is this block's; `keys` and `bulk_barrier` are the block's
 /// ([`tile_memory`]), free, and every thread of the block calls this.
 #[inline(always)]
-pub(super) unsafe fn load_tile<K: MergeKey, const BLOCK: usize, const ITEMS: usize, const FULL: bool>(
+pub(super) unsafe fn load_tile<
+    K: MergeKey,
+    O: KeyOrder<K>,
+    const BLOCK: usize,
+    const ITEMS: usize,
+    const FULL: bool,
+>(
     tile: PathTile,
     tid: u32,
     a: *const K,
@@ -621,14 +663,14 @@ pub(super) unsafe fn load_tile<K: MergeKey, const BLOCK: usize, const ITEMS: usi
                 bulk_barrier.init();
             }
             tile.load_bulk::<K, BLOCK>(tid, a, b, keys.as_mut_ptr(), bulk_barrier);
-            tile.mark_run_ends::<K, _, BLOCK, ITEMS>(tid, keys);
+            tile.mark_run_ends::<K, O, _, BLOCK, ITEMS>(tid, keys);
             sync_threads();
             bulk_barrier.wait(0);
             tile
         } else {
             let gathered = tile.gather::<K, BLOCK, ITEMS, FULL>(tid, a, b);
             tile.place::<K, _, BLOCK, ITEMS, FULL>(tid, gathered, keys);
-            tile.mark_run_ends::<K, _, BLOCK, ITEMS>(tid, keys);
+            tile.mark_run_ends::<K, O, _, BLOCK, ITEMS>(tid, keys);
             sync_threads();
             tile
         }

@@ -21,6 +21,7 @@
 //! other, as the one-tile kernel does each ([`merge_one_tile`]).
 
 use super::keys::{MergeKey, SharedKeys};
+use super::order::Ascending;
 use super::path::{PathTile, merge_one_tile};
 use super::tiles::PathShape;
 use crate::device::bulk::{Barrier, fence_before_bulk_copies};
@@ -61,7 +62,7 @@ pub unsafe fn merge_path_pipelined<K: MergeKey, const BLOCK: usize, const ITEMS:
     if !cfg!(all(target_arch = "nvptx64", target_feature = "sm_90")) {
         for tile_index in block_tiles(block, grid, tiles) {
             // SAFETY: per the caller; the barrier frees shared memory for the next tile.
-            unsafe { merge_one_tile::<K, BLOCK, ITEMS, V>(tile_index, a, m, b, n, c, splits) };
+            unsafe { merge_one_tile::<K, Ascending, BLOCK, ITEMS, V>(tile_index, a, m, b, n, c, splits) };
             sync_threads();
         }
         return;
@@ -86,7 +87,7 @@ pub unsafe fn merge_path_pipelined<K: MergeKey, const BLOCK: usize, const ITEMS:
         let start_load = |tile: PathTile, buffer: usize| {
             let keys = input(buffer);
             tile.load_bulk::<K, BLOCK>(tid, a, b, keys.as_mut_ptr(), barrier(buffer));
-            tile.mark_run_ends::<K, _, BLOCK, ITEMS>(tid, keys);
+            tile.mark_run_ends::<K, Ascending, _, BLOCK, ITEMS>(tid, keys);
         };
         if block >= tiles {
             return;
@@ -112,11 +113,11 @@ pub unsafe fn merge_path_pipelined<K: MergeKey, const BLOCK: usize, const ITEMS:
             barrier(buffer).wait(parity);
             let keys = input(buffer);
             if tile.c_len as usize == BLOCK * ITEMS {
-                tile.merge_thread::<K, _, _, BLOCK, ITEMS, true>(tid, keys, merged);
+                tile.merge_thread::<K, Ascending, _, _, BLOCK, ITEMS, true>(tid, keys, merged);
                 sync_threads();
                 tile.store::<K, _, BLOCK, ITEMS, V, true>(tid, merged, c);
             } else {
-                tile.merge_thread::<K, _, _, BLOCK, ITEMS, false>(tid, keys, merged);
+                tile.merge_thread::<K, Ascending, _, _, BLOCK, ITEMS, false>(tid, keys, merged);
                 sync_threads();
                 tile.store::<K, _, BLOCK, ITEMS, V, false>(tid, merged, c);
             }

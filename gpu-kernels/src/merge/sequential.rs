@@ -10,6 +10,7 @@
 use core::ops::{Add, Sub};
 
 use super::keys::{KeyReader, KeyWriter, MergeKey};
+use super::order::{Ascending, KeyOrder};
 
 /// PMPP Fig. 12.2, `merge_sequential`: merges the sorted runs `a` (`m` keys) and `b` (`n`
 /// keys) into `c` (`m + n` keys), taking A's key first when two keys are equal.
@@ -113,6 +114,24 @@ where
     B: KeyReader<K>,
     I: RankIndex,
 {
+    // SAFETY: per the caller.
+    unsafe { co_rank_in::<K, Ascending, A, B, I>(k, a, m, b, n) }
+}
+
+/// [`co_rank_by`] in the key order `O` ([`KeyOrder`]): A's key goes first unless B's goes
+/// strictly before it.
+///
+/// # Safety
+/// As [`co_rank_by`], with `a` and `b` sorted in the order `O`.
+#[inline(always)]
+pub unsafe fn co_rank_in<K, O, A, B, I>(k: I, a: A, m: I, b: B, n: I) -> I
+where
+    K: MergeKey,
+    O: KeyOrder<K>,
+    A: KeyReader<K>,
+    B: KeyReader<K>,
+    I: RankIndex,
+{
     let mut i_low = k.saturating_sub(n);
     let mut i_high = k.min(m);
     while i_low < i_high {
@@ -121,7 +140,7 @@ where
         // k - n gives j = k - 1 - i <= n - 1.
         let j = k - I::ONE - i;
         // SAFETY: i < m and j < n, shown above.
-        if unsafe { a.load(i.to_usize()) > b.load(j.to_usize()) } {
+        if O::after(unsafe { a.load(i.to_usize()) }, unsafe { b.load(j.to_usize()) }) {
             i_high = i;
         } else {
             i_low = i + I::ONE;

@@ -39,6 +39,7 @@ impl PartialOrd for Tagged {
 impl MergeKey for Tagged {
     const NAME: &'static str = "tagged";
     const GREATEST: Self = Tagged { key: i64::MAX, tag: u64::MAX };
+    const LEAST: Self = Tagged { key: i64::MIN, tag: u64::MAX };
 }
 
 /// What an unwritten output or a stale buffer entry holds.
@@ -475,7 +476,7 @@ enum Load {
 
 /// The partition kernel's threads for tiles of `tile_size` outputs, and a few past the last
 /// co-rank: returns the `tiles + 1` splits.
-fn simulate_partition<K: Exact>(a: &[K], b: &[K], tile_size: usize) -> Vec<usize> {
+fn simulate_partition<K: Exact, O: KeyOrder<K>>(a: &[K], b: &[K], tile_size: usize) -> Vec<usize> {
     let (m, n) = (a.len(), b.len());
     let tiles = (m + n).div_ceil(tile_size);
     // One spare entry, to show the partition writes `tiles + 1` and no more.
@@ -483,7 +484,15 @@ fn simulate_partition<K: Exact>(a: &[K], b: &[K], tile_size: usize) -> Vec<usize
     for t in 0..tiles + 1 + 2 * PARTITION_THREADS {
         // SAFETY: the inputs hold `m` and `n` keys; `splits` has room for `tiles + 1`.
         unsafe {
-            merge_path_partition_thread(t, a.as_ptr(), m, b.as_ptr(), n, tile_size, splits.as_mut_ptr())
+            merge_path_partition_thread::<K, O>(
+                t,
+                a.as_ptr(),
+                m,
+                b.as_ptr(),
+                n,
+                tile_size,
+                splits.as_mut_ptr(),
+            )
         };
     }
     assert_eq!(splits.pop(), Some(usize::MAX), "the partition wrote past `tiles + 1`");
@@ -498,8 +507,17 @@ fn simulate_path<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usiz
     b: &[K],
     load: Load,
 ) -> Vec<K> {
+    simulate_path_in::<K, Ascending, BLOCK, ITEMS, V>(a, b, load)
+}
+
+/// [`simulate_path`] in the key order `O`.
+fn simulate_path_in<K: Exact, O: KeyOrder<K>, const BLOCK: usize, const ITEMS: usize, const V: usize>(
+    a: &[K],
+    b: &[K],
+    load: Load,
+) -> Vec<K> {
     let total = a.len() + b.len();
-    let splits = simulate_partition(a, b, BLOCK * ITEMS);
+    let splits = simulate_partition::<K, O>(a, b, BLOCK * ITEMS);
     let tiles = splits.len() - 1;
     let mut c = vec![K::POISON; total];
     for tile_index in 0..tiles {
@@ -508,9 +526,9 @@ fn simulate_path<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usiz
         assert_eq!(tile.a_len + tile.b_len, tile.c_len);
         // The kernel's one branch per block.
         if tile.c_len as usize == BLOCK * ITEMS {
-            simulate_tile::<K, BLOCK, ITEMS, V, true>(&tile, a, b, &mut c, load);
+            simulate_tile::<K, O, BLOCK, ITEMS, V, true>(&tile, a, b, &mut c, load);
         } else {
-            simulate_tile::<K, BLOCK, ITEMS, V, false>(&tile, a, b, &mut c, load);
+            simulate_tile::<K, O, BLOCK, ITEMS, V, false>(&tile, a, b, &mut c, load);
         }
     }
     c
@@ -519,7 +537,7 @@ fn simulate_path<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usiz
 /// Phase 1 of a merge-path block on `tile`: its keys into the input buffer `shared` (poisoned),
 /// gathered or bulk-copied, and the end marks; checks the buffer holds the runs, the marks and
 /// nothing else. Returns the tile with the layout of its keys.
-fn simulate_load<K: Exact, const BLOCK: usize, const ITEMS: usize, const FULL: bool>(
+fn simulate_load<K: Exact, O: KeyOrder<K>, const BLOCK: usize, const ITEMS: usize, const FULL: bool>(
     tile: &PathTile,
     a: &[K],
     b: &[K],
@@ -553,7 +571,7 @@ fn simulate_load<K: Exact, const BLOCK: usize, const ITEMS: usize, const FULL: b
         }
     };
     for tid in threads.clone() {
-        unsafe { tile.mark_run_ends::<_, _, BLOCK, ITEMS>(tid, s) };
+        unsafe { tile.mark_run_ends::<_, O, _, BLOCK, ITEMS>(tid, s) };
     }
     let (a_at, b_at) = (tile.a_at as usize, tile.b_at as usize);
     let (a_end, b_end) = (a_at + tile.a_len as usize, b_at + tile.b_len as usize);
@@ -564,14 +582,21 @@ fn simulate_load<K: Exact, const BLOCK: usize, const ITEMS: usize, const FULL: b
     assert_eq!(exact(&shared[a_at..a_end]), exact(a_run), "{tile:?}: A's keys");
     assert_eq!(exact(&shared[b_at..b_end]), exact(b_run), "{tile:?}: B's keys");
     let marks = shared[a_end..a_end + a_marks].iter().chain(&shared[b_end..=b_end]);
-    assert!(marks.map(Exact::exact).all(|k| k == K::GREATEST.exact()), "{tile:?}: end marks");
+    assert!(marks.map(Exact::exact).all(|k| k == O::LAST.exact()), "{tile:?}: end marks");
     let outside = shared[..a_at].iter().chain(&shared[a_end + a_marks..b_at]).chain(&shared[b_end + 1..]);
     assert!(outside.map(Exact::exact).all(|k| k == K::POISON.exact()), "{tile:?}: wrote outside the runs");
     tile
 }
 
 /// One block of the merge-path kernel on `tile`.
-fn simulate_tile<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usize, const FULL: bool>(
+fn simulate_tile<
+    K: Exact,
+    O: KeyOrder<K>,
+    const BLOCK: usize,
+    const ITEMS: usize,
+    const V: usize,
+    const FULL: bool,
+>(
     tile: &PathTile,
     a: &[K],
     b: &[K],
@@ -580,7 +605,7 @@ fn simulate_tile<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usiz
 ) {
     let shape = PathShape::new(BLOCK, ITEMS);
     let mut shared = vec![K::POISON; shape.input_keys(size_of::<K>())];
-    let tile = simulate_load::<K, BLOCK, ITEMS, FULL>(tile, a, b, &mut shared, load);
+    let tile = simulate_load::<K, O, BLOCK, ITEMS, FULL>(tile, a, b, &mut shared, load);
     let s = shared.as_mut_ptr();
     let threads = 0..BLOCK as u32;
     // SAFETY (every phase): as in the load.
@@ -588,7 +613,7 @@ fn simulate_tile<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: usiz
     let mut merged = vec![K::POISON; BLOCK * ITEMS];
     let out = merged.as_mut_ptr();
     for tid in threads.clone() {
-        unsafe { tile.merge_thread::<_, _, _, BLOCK, ITEMS, FULL>(tid, s, out) };
+        unsafe { tile.merge_thread::<_, O, _, _, BLOCK, ITEMS, FULL>(tid, s, out) };
     }
     let c_len = tile.c_len as usize;
     assert_eq!(
@@ -769,10 +794,19 @@ fn simulate_by_key<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: us
     b: &[K],
     load: Load,
 ) -> (Vec<K>, Vec<u64>) {
+    simulate_by_key_in::<K, Ascending, BLOCK, ITEMS, V>(a, b, load)
+}
+
+/// [`simulate_by_key`] in the key order `O`.
+fn simulate_by_key_in<K: Exact, O: KeyOrder<K>, const BLOCK: usize, const ITEMS: usize, const V: usize>(
+    a: &[K],
+    b: &[K],
+    load: Load,
+) -> (Vec<K>, Vec<u64>) {
     let total = a.len() + b.len();
     let a_values: Vec<u64> = (0..a.len()).map(|i| value_tag(false, i)).collect();
     let b_values: Vec<u64> = (0..b.len()).map(|j| value_tag(true, j)).collect();
-    let splits = simulate_partition(a, b, BLOCK * ITEMS);
+    let splits = simulate_partition::<K, O>(a, b, BLOCK * ITEMS);
     let mut c = vec![K::POISON; total];
     // The output values 16-byte aligned, as a device buffer is (vector stores assume it).
     let mut c_values = vec![Bytes16([u32::MAX; 4]); total.div_ceil(2)];
@@ -786,9 +820,9 @@ fn simulate_by_key<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: us
         let values = (a_values.as_ptr(), b_values.as_ptr());
         // SAFETY (every phase): as in `simulate_tile`; the value buffers hold a value per key.
         if tile.c_len as usize == BLOCK * ITEMS {
-            let tile = simulate_load::<K, BLOCK, ITEMS, true>(&tile, a, b, &mut shared, load);
+            let tile = simulate_load::<K, O, BLOCK, ITEMS, true>(&tile, a, b, &mut shared, load);
             for tid in 0..BLOCK as u32 {
-                unsafe { tile.merge_thread_sources::<K, _, _, BLOCK, ITEMS, true>(tid, s, out) };
+                unsafe { tile.merge_thread_sources::<K, O, _, _, BLOCK, ITEMS, true>(tid, s, out) };
             }
             for tid in 0..BLOCK as u32 {
                 unsafe {
@@ -804,9 +838,9 @@ fn simulate_by_key<K: Exact, const BLOCK: usize, const ITEMS: usize, const V: us
                 };
             }
         } else {
-            let tile = simulate_load::<K, BLOCK, ITEMS, false>(&tile, a, b, &mut shared, load);
+            let tile = simulate_load::<K, O, BLOCK, ITEMS, false>(&tile, a, b, &mut shared, load);
             for tid in 0..BLOCK as u32 {
-                unsafe { tile.merge_thread_sources::<K, _, _, BLOCK, ITEMS, false>(tid, s, out) };
+                unsafe { tile.merge_thread_sources::<K, O, _, _, BLOCK, ITEMS, false>(tid, s, out) };
             }
             let c_len = tile.c_len as usize;
             assert!(sources[c_len..].iter().all(|&x| x == u32::MAX), "{tile:?}: sources past the tile");
@@ -918,5 +952,106 @@ proptest! {
     #[test]
     fn merge_by_key_merges_random_inputs((a, b) in inputs(1500)) {
         check_by_key(&a, &b);
+    }
+}
+
+// ---- Other key orders ----------------------------------------------------------------------
+
+/// `a` and `b` merged stably in the order `O` as a reader checks it by hand: A then B, each
+/// with its source tag (`value_tag`), stably sorted by the order; keys (exact) and tags.
+fn reference_in<K: Exact, O: KeyOrder<K>>(a: &[K], b: &[K]) -> (Vec<(i64, u64)>, Vec<u64>) {
+    let pairs = a.iter().enumerate().map(|(i, &k)| (k, value_tag(false, i)));
+    let mut pairs: Vec<(K, u64)> =
+        pairs.chain(b.iter().enumerate().map(|(j, &k)| (k, value_tag(true, j)))).collect();
+    pairs.sort_by(|x, y| {
+        if O::before(x.0, y.0) {
+            std::cmp::Ordering::Less
+        } else if O::before(y.0, x.0) {
+            std::cmp::Ordering::Greater
+        } else {
+            std::cmp::Ordering::Equal
+        }
+    });
+    (pairs.iter().map(|p| p.0.exact()).collect(), pairs.iter().map(|p| p.1).collect())
+}
+
+/// The merge-path kernel and the merge by key in the order `O`, at small shapes and the 4-byte
+/// default (full tiles stored `V` keys to a vector), both loads, against [`reference_in`].
+fn check_order<K: Exact, O: KeyOrder<K>, const V: usize>(a: &[K], b: &[K]) {
+    let (keys, values) = reference_in::<K, O>(a, b);
+    let (m, n) = (a.len(), b.len());
+    const B4: usize = PATH_4_BYTE.block_threads;
+    const I4: usize = PATH_4_BYTE.items;
+    for load in [Load::Gather, Load::Bulk] {
+        let runs = [
+            (
+                "8x3",
+                simulate_path_in::<K, O, 8, 3, V>(a, b, load),
+                simulate_by_key_in::<K, O, 8, 3, V>(a, b, load),
+            ),
+            (
+                "32x7",
+                simulate_path_in::<K, O, 32, 7, V>(a, b, load),
+                simulate_by_key_in::<K, O, 32, 7, V>(a, b, load),
+            ),
+            (
+                "default 4-byte shape",
+                simulate_path_in::<K, O, B4, I4, V>(a, b, load),
+                simulate_by_key_in::<K, O, B4, I4, V>(a, b, load),
+            ),
+        ];
+        for (shape, c, (by_key, by_key_values)) in runs {
+            let case = format!("{} {shape} {load:?}, m {m}, n {n}", O::NAME);
+            assert_eq!(exact(&c), keys, "keys, {case}");
+            assert_eq!(exact(&by_key), keys, "keys by key, {case}");
+            assert_eq!(by_key_values, values, "values, {case}");
+        }
+    }
+}
+
+#[test]
+fn descending_merges_keep_a_first_on_ties() {
+    for (m, n) in [(0, 0), (1, 0), (0, 5), (7, 9), (100, 333), (1000, 57)] {
+        let a_keys: Vec<i64> = (0..m as i64).map(|i| i % 5).collect();
+        let b_keys: Vec<i64> = (0..n as i64).map(|j| j % 7).collect();
+        let (mut a, mut b) = tagged(&a_keys, &b_keys);
+        // Descending, ties in input order (the tags rise within a run of equal keys).
+        a.sort_by(|x, y| y.key.cmp(&x.key).then(x.tag.cmp(&y.tag)));
+        b.sort_by(|x, y| y.key.cmp(&x.key).then(x.tag.cmp(&y.tag)));
+        check_order::<Tagged, Descending, 1>(&a, &b);
+    }
+    // u32 keys ending in runs of the least key (the descending end mark), four to a vector.
+    let t = PATH_4_BYTE.tile_size() as u32;
+    let run = |len: u32, zeros: u32| -> Vec<u32> {
+        (0..len).map(|i| if i + zeros >= len { 0 } else { 3 * (len - i) }).collect()
+    };
+    for (m, n, a_zeros, b_zeros) in [(t, t, 40, 7), (5, 3 * t, 5, 2 * t), (2 * t + 1, 9, 1, 9)] {
+        check_order::<u32, Descending, 4>(&run(m, a_zeros), &run(n, b_zeros));
+    }
+}
+
+#[test]
+fn a_users_order_by_the_upper_16_bits_is_stable_in_the_lower_ones() {
+    // Buckets 0..4 and the last bucket (0xFFFF), whose keys are all equivalent to the end mark:
+    // the keys-only merge must check A's end there, as the merge by key does.
+    let key = |bucket: u32, low: u32| (bucket << 16) | low;
+    let t = PATH_4_BYTE.tile_size() as u32;
+    for (m, n, last_a, last_b) in
+        [(40, 3 * 32 * 7, 3, 200), (t, t + 5, 100, 7), (97, 5, 0, 5), (1, 1000, 1, 999)]
+    {
+        let run = |len: u32, last: u32, salt: u32| -> Vec<u32> {
+            (0..len)
+                .map(|i| {
+                    if i + last >= len {
+                        key(0xFFFF, (i * 7 + salt) & 0xFFFF)
+                    } else {
+                        key(i * 5 / len, (i * 13 + salt) & 0xFFFF)
+                    }
+                })
+                .collect()
+        };
+        let (a, b) = (run(m, last_a, 1), run(n, last_b, 2));
+        assert!(a.windows(2).all(|w| ByUpper16::no_later(w[0], w[1])));
+        check_order::<u32, ByUpper16, 4>(&a, &b);
     }
 }
