@@ -41,14 +41,25 @@ pub enum Error {
     ContextLost { what: String, source: DriverError },
     /// A merge input is not sorted ascending: key `index` is less than the key before it.
     #[error(
-        "merge input {array} is not sorted ascending: {array}[{index}] = {value} is less than {array}[{index}-1] = {previous}; both inputs must be sorted"
+        "merge input {array} is not sorted {}: {array}[{index}] = {value} goes before {array}[{index}-1] = {previous}; both inputs must be sorted",
+        order_words(order)
     )]
-    Unsorted { array: &'static str, index: usize, value: String, previous: String },
+    Unsorted { array: &'static str, index: usize, value: String, previous: String, order: &'static str },
     /// A merge input holds NaN, which has no place in an ascending order.
     #[error(
         "merge input {array} holds NaN at index {index}: NaN keys cannot be ordered, so they cannot be merged"
     )]
     NanKey { array: &'static str, index: usize },
+}
+
+/// How [`Error::Unsorted`] names a key order (`KeyOrder::NAME`): `ascending`, `descending`, or
+/// `in the order upper16`.
+fn order_words(order: &str) -> String {
+    match order {
+        "asc" => "ascending".into(),
+        "desc" => "descending".into(),
+        other => format!("in the order {other}"),
+    }
 }
 
 /// The errors after which the driver refuses every further call in the context: a kernel

@@ -70,6 +70,19 @@ pub fn entry_points() -> Vec<(String, usize)> {
                 entries.push((entry, shape.shared_bytes(bytes)));
             }
         }
+        // The other key orders, at the default shape.
+        let shape = path::default_shape(dtype);
+        for order in path::ORDERS.into_iter().filter(|o| path::ordered_key_types(o).contains(&dtype)) {
+            entries.push((path::partition_entry_point_in(dtype, order), 0));
+            entries.push((
+                path::entry_point_in(shape, dtype, order).expect("a built order"),
+                shape.shared_bytes(bytes),
+            ));
+            for value_bytes in VALUE_BYTES {
+                let entry = by_key::entry_point_in(shape, dtype, order, value_bytes).expect("a built order");
+                entries.push((entry, shape.shared_bytes(bytes)));
+            }
+        }
     }
     entries
 }

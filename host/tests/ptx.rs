@@ -72,9 +72,15 @@ fn ptx_contains_every_merge_entry_point_of_the_coarsening_sweep() {
     // of 4, 8 and 16 bytes.
     let by_key = launched.iter().filter(|l| l.starts_with("merge_path_by_key_")).count();
     assert_eq!(by_key, (3 + 3 + 3) * 3);
-    assert_eq!(launched.iter().filter(|l| l.starts_with("merge_path_")).count() - by_key, 5 + 20 + 17 + 3);
+    // Descending for the five key types and upper16 for u32: a partition, a merge and three
+    // merges by key each.
+    let ordered =
+        launched.iter().filter(|l| l.starts_with("merge_path_desc_") || l.starts_with("merge_path_upper16_"));
+    assert_eq!(ordered.count(), (5 + 1) * (1 + 1 + 3));
+    let ascending = launched.iter().filter(|l| l.starts_with("merge_path_")).count() - by_key - 6 * 5;
+    assert_eq!(ascending, 5 + 20 + 17 + 3);
     assert_eq!(launched.iter().filter(|l| l.starts_with("merge_path_pipelined_")).count(), 5 + 4);
-    assert_eq!(launched.iter().filter(|l| l.starts_with("merge_")).count(), 15 + 15 + 45 + by_key);
+    assert_eq!(launched.iter().filter(|l| l.starts_with("merge_")).count(), 15 + 15 + 45 + by_key + 6 * 5);
 }
 
 #[test]

@@ -12,10 +12,11 @@ use std::process::ExitCode;
 use clap::{Parser, ValueEnum};
 use gpu_kernels::merge::tiles::PathShape;
 use host::gpu::PtxChoice;
-use host::merge::family_reference::merge_by_key_reference;
+use host::merge::family_reference::merge_by_key_reference_in;
 use host::merge::{
-    Distribution, HostKey, MergeByKeyProblem, MergeProblem, MergeVariant, Record8, Record16, SourceValue,
-    check_sorted, first_difference, first_value_difference, merge_reference, path, source_values,
+    Ascending, ByUpper16, Descending, Distribution, HostKey, KeyOrder, MergeByKeyProblem, MergeProblem,
+    MergeVariant, Record8, Record16, SourceValue, check_sorted_in, first_difference, first_value_difference,
+    merge_reference_in, path, source_values,
 };
 use host::preflight::{self, MergeNeed};
 use host::progress::step;
@@ -84,6 +85,14 @@ struct Args {
     /// merge-path, and other variants are refused; --output is not available with values.
     #[arg(long, value_enum, value_name = "TYPE", conflicts_with = "output")]
     values: Option<ValuesArg>,
+    /// The order A and B are sorted in, and C is merged in: asc (ascending), desc (descending)
+    /// or upper16 (u32 keys by their upper 16 bits alone, the example of an order a user builds
+    /// into the kernels; generated keys get scrambled lower halves, and the merge keeps keys of
+    /// the same upper half in input order, A's first). Other than asc, merge path runs it (the
+    /// default --variant all becomes merge-path) at its default shape; upper16 needs u32 keys
+    /// (--dtype all becomes u32).
+    #[arg(long, value_enum, default_value_t = OrderArg::Asc)]
+    order: OrderArg,
     /// Launch shape of merge path: threads per block × outputs per thread, e.g. 256x21, or
     /// 256x15-pipelined (blocks that each merge a series of tiles with the next one's load in
     /// flight). One of the shapes built for the key type (the error lists them); default the
@@ -155,6 +164,50 @@ impl DtypeArg {
             DtypeArg::I32 | DtypeArg::U32 | DtypeArg::F32 => 4,
             DtypeArg::I64 | DtypeArg::F64 | DtypeArg::All => 8,
         }
+    }
+}
+
+/// The key orders of `--order`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum OrderArg {
+    Asc,
+    Desc,
+    Upper16,
+}
+
+impl OrderArg {
+    fn name(self) -> &'static str {
+        match self {
+            OrderArg::Asc => <Ascending as KeyOrder<u32>>::NAME,
+            OrderArg::Desc => <Descending as KeyOrder<u32>>::NAME,
+            OrderArg::Upper16 => ByUpper16::NAME,
+        }
+    }
+}
+
+/// How generated keys (ascending) are arranged for an order: as they are, reversed, or (by the
+/// upper 16 bits) with scrambled lower halves.
+trait Arrange<K: HostKey>: KeyOrder<K> {
+    fn arrange(keys: Vec<K>) -> Vec<K>;
+}
+
+impl<K: HostKey> Arrange<K> for Ascending {
+    fn arrange(keys: Vec<K>) -> Vec<K> {
+        keys
+    }
+}
+
+impl<K: HostKey> Arrange<K> for Descending {
+    fn arrange(mut keys: Vec<K>) -> Vec<K> {
+        keys.reverse();
+        keys
+    }
+}
+
+impl Arrange<u32> for ByUpper16 {
+    fn arrange(keys: Vec<u32>) -> Vec<u32> {
+        let scramble = |i: usize| (i as u32).wrapping_mul(0x9E37) & 0xFFFF;
+        keys.into_iter().enumerate().map(|(i, key)| (key & 0xFFFF_0000) | scramble(i)).collect()
     }
 }
 
@@ -314,17 +367,25 @@ impl NpyInputs {
 
     /// The library's check that A and B are sorted ascending and NaN-free
     /// ([`Error::Unsorted`], [`Error::NanKey`]).
-    fn check_sorted(&self) -> Result<()> {
-        fn both<K: HostKey>(a: &[K], b: &[K]) -> Result<()> {
-            check_sorted("A", a)?;
-            check_sorted("B", b)
+    fn check_sorted(&self, order: OrderArg) -> Result<()> {
+        fn both<K: HostKey, O: KeyOrder<K>>(a: &[K], b: &[K]) -> Result<()> {
+            check_sorted_in::<K, O>("A", a)?;
+            check_sorted_in::<K, O>("B", b)
+        }
+        fn in_order<K: HostKey>(order: OrderArg, a: &[K], b: &[K]) -> Result<()> {
+            match order {
+                OrderArg::Asc => both::<K, Ascending>(a, b),
+                OrderArg::Desc => both::<K, Descending>(a, b),
+                OrderArg::Upper16 => Err(upper16_needs_u32(K::NAME)),
+            }
         }
         match self {
-            NpyInputs::I32(a, b) => both(a, b),
-            NpyInputs::U32(a, b) => both(a, b),
-            NpyInputs::I64(a, b) => both(a, b),
-            NpyInputs::F32(a, b) => both(a, b),
-            NpyInputs::F64(a, b) => both(a, b),
+            NpyInputs::U32(a, b) if order == OrderArg::Upper16 => both::<u32, ByUpper16>(a, b),
+            NpyInputs::I32(a, b) => in_order(order, a, b),
+            NpyInputs::U32(a, b) => in_order(order, a, b),
+            NpyInputs::I64(a, b) => in_order(order, a, b),
+            NpyInputs::F32(a, b) => in_order(order, a, b),
+            NpyInputs::F64(a, b) => in_order(order, a, b),
         }
     }
 
@@ -390,6 +451,8 @@ struct Row {
     path_shape: Option<PathShape>,
     /// The value type of a merge by key (`--values`).
     values: Option<ValuesArg>,
+    /// The key order (`--order`), when not ascending.
+    order: Option<OrderArg>,
     dtype: &'static str,
     ms: f64,
     copy_ms: f64,
@@ -403,9 +466,10 @@ impl Row {
     /// The variant's name, and the merge-path shape if one was chosen.
     fn name(&self) -> String {
         let values = self.values.map(|v| format!(" by key ({})", v.name())).unwrap_or_default();
+        let order = self.order.map(|o| format!(" {}", o.name())).unwrap_or_default();
         match self.path_shape {
-            Some(shape) => format!("{}{values} {}", self.variant.name(), path::Describe(shape)),
-            None => format!("{}{values}", self.variant.name()),
+            Some(shape) => format!("{}{order}{values} {}", self.variant.name(), path::Describe(shape)),
+            None => format!("{}{order}{values}", self.variant.name()),
         }
     }
 
@@ -420,21 +484,26 @@ impl Row {
 
 /// Runs every chosen variant on `a` and `b` and returns the report rows; with `--output`,
 /// saves the result of the (one) variant.
-fn run_keys<K: HostKey + WritableElement>(gpu: &Gpu, args: &Args, a: &[K], b: &[K]) -> Result<Vec<Row>> {
+fn run_keys<K: HostKey + WritableElement, O: KeyOrder<K>>(
+    gpu: &Gpu,
+    args: &Args,
+    a: &[K],
+    b: &[K],
+) -> Result<Vec<Row>> {
     match args.values {
-        Some(ValuesArg::U32) => return run_by_key::<K, u32>(gpu, args, a, b),
-        Some(ValuesArg::U64) => return run_by_key::<K, u64>(gpu, args, a, b),
-        Some(ValuesArg::F32) => return run_by_key::<K, f32>(gpu, args, a, b),
-        Some(ValuesArg::F64) => return run_by_key::<K, f64>(gpu, args, a, b),
-        Some(ValuesArg::Rec8) => return run_by_key::<K, Record8>(gpu, args, a, b),
-        Some(ValuesArg::Rec16) => return run_by_key::<K, Record16>(gpu, args, a, b),
+        Some(ValuesArg::U32) => return run_by_key::<K, u32, O>(gpu, args, a, b),
+        Some(ValuesArg::U64) => return run_by_key::<K, u64, O>(gpu, args, a, b),
+        Some(ValuesArg::F32) => return run_by_key::<K, f32, O>(gpu, args, a, b),
+        Some(ValuesArg::F64) => return run_by_key::<K, f64, O>(gpu, args, a, b),
+        Some(ValuesArg::Rec8) => return run_by_key::<K, Record8, O>(gpu, args, a, b),
+        Some(ValuesArg::Rec16) => return run_by_key::<K, Record16, O>(gpu, args, a, b),
         None => {}
     }
-    let mut problem = MergeProblem::new(gpu, a, b)?;
+    let mut problem = MergeProblem::new_in::<O>(gpu, a, b)?;
     let repeat = args.repeat as usize;
     let copy_ms = median_after_warm_up(repeat, || problem.copy_ms())?;
     let reference = (!args.no_verify)
-        .then(|| step("merging on the CPU (the reference)", args.json, || merge_reference(a, b)));
+        .then(|| step("merging on the CPU (the reference)", args.json, || merge_reference_in::<K, O>(a, b)));
     let mut rows = Vec::new();
     for &variant in &args.variant.0 {
         let path_shape = args.path_shape.filter(|_| variant == MergeVariant::Path);
@@ -453,6 +522,7 @@ fn run_keys<K: HostKey + WritableElement>(gpu: &Gpu, args: &Args, a: &[K], b: &[
             variant,
             path_shape,
             values: None,
+            order: (O::NAME != OrderArg::Asc.name()).then_some(args.order),
             dtype: K::NAME,
             ms,
             copy_ms,
@@ -469,16 +539,21 @@ fn run_keys<K: HostKey + WritableElement>(gpu: &Gpu, args: &Args, a: &[K], b: &[
 
 /// Merges `a` and `b` by key with merge path (`--path-shape`, or the default for `K`), each key
 /// with its generated value of `V`, and returns the report row.
-fn run_by_key<K: HostKey, V: SourceValue>(gpu: &Gpu, args: &Args, a: &[K], b: &[K]) -> Result<Vec<Row>> {
+fn run_by_key<K: HostKey, V: SourceValue, O: KeyOrder<K>>(
+    gpu: &Gpu,
+    args: &Args,
+    a: &[K],
+    b: &[K],
+) -> Result<Vec<Row>> {
     let (a_values, b_values) = step("generating the values", args.json, || {
         (source_values::<V>(false, a.len()), source_values::<V>(true, b.len()))
     });
-    let mut problem = MergeByKeyProblem::new(gpu, a, &a_values, b, &b_values)?;
+    let mut problem = MergeByKeyProblem::new_in::<O>(gpu, a, &a_values, b, &b_values)?;
     let repeat = args.repeat as usize;
     let copy_ms = median_after_warm_up(repeat, || problem.copy_ms())?;
     let reference = (!args.no_verify).then(|| {
         step("merging by key on the CPU (the reference)", args.json, || {
-            merge_by_key_reference(a, &a_values, b, &b_values)
+            merge_by_key_reference_in::<K, O, V>(a, &a_values, b, &b_values)
         })
     });
     let shape = args.path_shape.unwrap_or_else(|| path::default_shape(K::NAME));
@@ -498,6 +573,7 @@ fn run_by_key<K: HostKey, V: SourceValue>(gpu: &Gpu, args: &Args, a: &[K], b: &[
         variant: MergeVariant::Path,
         path_shape: args.path_shape,
         values: args.values,
+        order: (O::NAME != OrderArg::Asc.name()).then_some(args.order),
         dtype: K::NAME,
         ms,
         copy_ms,
@@ -509,9 +585,55 @@ fn run_by_key<K: HostKey, V: SourceValue>(gpu: &Gpu, args: &Args, a: &[K], b: &[
 
 /// Runs every chosen variant for key type `K` on inputs generated from `--m`, `--n`, `--dist`
 /// and `seed`.
-fn run_dtype<K: HostKey + WritableElement>(gpu: &Gpu, args: &Args, seed: u64) -> Result<Vec<Row>> {
-    let (a, b) = step("generating the inputs", args.json, || args.dist.generate::<K>(args.m, args.n, seed))?;
-    run_keys(gpu, args, &a, &b)
+fn run_dtype<K: HostKey + WritableElement, O: Arrange<K>>(
+    gpu: &Gpu,
+    args: &Args,
+    seed: u64,
+) -> Result<Vec<Row>> {
+    let (a, b) = step("generating the inputs", args.json, || {
+        args.dist.generate::<K>(args.m, args.n, seed).map(|(a, b)| (O::arrange(a), O::arrange(b)))
+    })?;
+    run_keys::<K, O>(gpu, args, &a, &b)
+}
+
+/// [`run_keys`] on input files, in the order of `--order`; upper16 takes u32 keys only.
+fn run_files(gpu: &Gpu, args: &Args, files: NpyInputs) -> Result<Vec<Row>> {
+    let files_dtype = files.dtype();
+    macro_rules! in_order {
+        ($a:expr, $b:expr) => {
+            match args.order {
+                OrderArg::Asc => run_keys::<_, Ascending>(gpu, args, &$a, &$b),
+                OrderArg::Desc => run_keys::<_, Descending>(gpu, args, &$a, &$b),
+                OrderArg::Upper16 => Err(upper16_needs_u32(files_dtype.name())),
+            }
+        };
+    }
+    match files {
+        NpyInputs::U32(a, b) if args.order == OrderArg::Upper16 => {
+            run_keys::<_, ByUpper16>(gpu, args, &a, &b)
+        }
+        NpyInputs::I32(a, b) => in_order!(a, b),
+        NpyInputs::U32(a, b) => in_order!(a, b),
+        NpyInputs::I64(a, b) => in_order!(a, b),
+        NpyInputs::F32(a, b) => in_order!(a, b),
+        NpyInputs::F64(a, b) => in_order!(a, b),
+    }
+}
+
+/// The error for `--order upper16` on keys other than u32.
+fn upper16_needs_u32(dtype: &str) -> Error {
+    Error::BadArgument(format!(
+        "--order upper16 orders u32 keys by their upper 16 bits; these keys are {dtype}: use --dtype u32"
+    ))
+}
+
+/// [`run_dtype`] in the order of `--order`, ascending or descending (upper16: [`run_all`]).
+fn run_dtype_in<K: HostKey + WritableElement>(gpu: &Gpu, args: &Args, seed: u64) -> Result<Vec<Row>> {
+    match args.order {
+        OrderArg::Asc => run_dtype::<K, Ascending>(gpu, args, seed),
+        OrderArg::Desc => run_dtype::<K, Descending>(gpu, args, seed),
+        OrderArg::Upper16 => Err(upper16_needs_u32(K::NAME)),
+    }
 }
 
 /// Runs the chosen variants on the `--input-a`/`--input-b` keys, or on generated keys of each
@@ -519,27 +641,24 @@ fn run_dtype<K: HostKey + WritableElement>(gpu: &Gpu, args: &Args, seed: u64) ->
 fn run_all(gpu: &Gpu, args: &Args, files: Option<NpyInputs>, seed: u64) -> Result<Vec<Row>> {
     let mut rows = Vec::new();
     match files {
-        Some(NpyInputs::I32(a, b)) => rows.extend(run_keys(gpu, args, &a, &b)?),
-        Some(NpyInputs::U32(a, b)) => rows.extend(run_keys(gpu, args, &a, &b)?),
-        Some(NpyInputs::I64(a, b)) => rows.extend(run_keys(gpu, args, &a, &b)?),
-        Some(NpyInputs::F32(a, b)) => rows.extend(run_keys(gpu, args, &a, &b)?),
-        Some(NpyInputs::F64(a, b)) => rows.extend(run_keys(gpu, args, &a, &b)?),
+        Some(files) => rows.extend(run_files(gpu, args, files)?),
+        None if args.order == OrderArg::Upper16 => rows.extend(run_dtype::<u32, ByUpper16>(gpu, args, seed)?),
         None => {
             let all = args.dtype == DtypeArg::All;
             if all || args.dtype == DtypeArg::I32 {
-                rows.extend(run_dtype::<i32>(gpu, args, seed)?);
+                rows.extend(run_dtype_in::<i32>(gpu, args, seed)?);
             }
             if all || args.dtype == DtypeArg::U32 {
-                rows.extend(run_dtype::<u32>(gpu, args, seed)?);
+                rows.extend(run_dtype_in::<u32>(gpu, args, seed)?);
             }
             if all || args.dtype == DtypeArg::I64 {
-                rows.extend(run_dtype::<i64>(gpu, args, seed)?);
+                rows.extend(run_dtype_in::<i64>(gpu, args, seed)?);
             }
             if all || args.dtype == DtypeArg::F32 {
-                rows.extend(run_dtype::<f32>(gpu, args, seed)?);
+                rows.extend(run_dtype_in::<f32>(gpu, args, seed)?);
             }
             if all || args.dtype == DtypeArg::F64 {
-                rows.extend(run_dtype::<f64>(gpu, args, seed)?);
+                rows.extend(run_dtype_in::<f64>(gpu, args, seed)?);
             }
         }
     }
@@ -572,22 +691,25 @@ fn preflight(args: &Args, m: usize, n: usize, dtype: DtypeArg) -> Result<()> {
 /// the default `all` or as asked; any other variant is refused.
 fn resolve_variants(args: &Args) -> Result<Vec<MergeVariant>> {
     let asked = &args.variant.0;
-    match args.values {
-        None => Ok(asked.clone()),
-        Some(_) if *asked == MergeVariant::ALL || asked.iter().all(|&v| v == MergeVariant::Path) => {
-            Ok(vec![MergeVariant::Path])
-        }
-        Some(values) => Err(Error::BadArgument(format!(
+    let book: Vec<&str> = asked.iter().filter(|&&v| v != MergeVariant::Path).map(|v| v.name()).collect();
+    if *asked == MergeVariant::ALL && (args.values.is_some() || args.order != OrderArg::Asc) {
+        return Ok(vec![MergeVariant::Path]);
+    }
+    if let (Some(values), false) = (args.values, book.is_empty()) {
+        return Err(Error::BadArgument(format!(
             "--values {} merges by key, which only merge-path does: the book's kernels ({}) merge keys alone; use --variant merge-path",
             values.name(),
-            asked
-                .iter()
-                .filter(|&&v| v != MergeVariant::Path)
-                .map(|v| v.name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ))),
+            book.join(", ")
+        )));
     }
+    if args.order != OrderArg::Asc && !book.is_empty() {
+        return Err(Error::BadArgument(format!(
+            "--order {} is merge-path's: the book's kernels ({}) merge ascending keys only; use --variant merge-path",
+            args.order.name(),
+            book.join(", ")
+        )));
+    }
+    Ok(asked.clone())
 }
 
 fn run(args: &Args) -> Result<ExitCode> {
@@ -599,7 +721,10 @@ fn run(args: &Args) -> Result<ExitCode> {
     if let Some(files) = &files {
         // Before the GPU is set up, so that bad files are reported on any machine;
         // `MergeProblem::new` checks again.
-        files.check_sorted()?;
+        if args.order == OrderArg::Upper16 && files.dtype() != DtypeArg::U32 {
+            return Err(upper16_needs_u32(files.dtype().name()));
+        }
+        files.check_sorted(args.order)?;
     }
     check_output(args, files.as_ref().map_or(args.dtype, NpyInputs::dtype))?;
     let (m, n) = files.as_ref().map_or((args.m, args.n), NpyInputs::lens);
@@ -607,6 +732,10 @@ fn run(args: &Args) -> Result<ExitCode> {
         return Err(Error::BadShape(format!("m + n = {m} + {n} overflows")));
     }
     let dtype = files.as_ref().map_or(args.dtype, NpyInputs::dtype);
+    if args.order == OrderArg::Upper16 && !matches!(dtype, DtypeArg::U32 | DtypeArg::All) {
+        return Err(upper16_needs_u32(dtype.name()));
+    }
+    let dtype = if args.order == OrderArg::Upper16 { DtypeArg::U32 } else { dtype };
     if args.path_shape.is_some() && !args.variant.0.contains(&MergeVariant::Path) {
         return Err(Error::BadArgument(
             "--path-shape chooses merge path's shape: add merge-path to --variant".into(),
@@ -766,6 +895,31 @@ mod tests {
         assert_eq!((args.dist, args.repeat, args.seed), (Distribution::AllEqual, 3, Some(9)));
         assert_eq!(args.path_shape, Some(PathShape::new(256, 15).pipelined()));
         assert_eq!(args.ptx, PtxChoice::Portable);
+    }
+
+    #[test]
+    fn orders_other_than_ascending_run_merge_path_only() {
+        let args = parse(&["--order", "desc"]).unwrap();
+        assert_eq!((args.order, args.order.name()), (OrderArg::Desc, "desc"));
+        assert_eq!(resolve_variants(&args).unwrap(), [MergeVariant::Path]);
+        let args = parse(&["--order", "upper16", "--values", "u64", "--variant", "merge-path"]).unwrap();
+        assert_eq!(
+            (args.order.name(), resolve_variants(&args).unwrap()),
+            ("upper16", vec![MergeVariant::Path])
+        );
+        let err = resolve_variants(&parse(&["--order", "desc", "--variant", "basic,merge-path"]).unwrap())
+            .unwrap_err();
+        assert!(err.to_string().contains("the book's kernels (basic) merge ascending keys only"), "{err}");
+        assert_eq!(parse(&[]).unwrap().order, OrderArg::Asc);
+        assert!(parse(&["--order", "sideways"]).unwrap_err().to_string().contains("sideways"));
+        // upper16 needs u32 keys, before the GPU is touched.
+        let err = run(&parse(&["--order", "upper16", "--dtype", "f64"]).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("these keys are f64: use --dtype u32"), "{err}");
+        // Generated keys are arranged in the order: reversed, or with scrambled lower halves.
+        assert_eq!(<Descending as Arrange<i32>>::arrange(vec![1, 2, 3]), [3, 2, 1]);
+        let scrambled = ByUpper16::arrange(vec![0x1_0000, 0x1_0000, 0x2_0000]);
+        assert!(scrambled.windows(2).all(|w| ByUpper16::no_later(w[0], w[1])));
+        assert_ne!(scrambled[0] & 0xFFFF, scrambled[1] & 0xFFFF);
     }
 
     #[test]
@@ -947,14 +1101,14 @@ mod tests {
         let (a, b) = (tmp.path().join("a.npy"), tmp.path().join("b.npy"));
         save(&a, vec![1i64, 3, 2]);
         save(&b, vec![0i64]);
-        let err = read_inputs(&a, &b).unwrap().check_sorted().unwrap_err();
+        let err = read_inputs(&a, &b).unwrap().check_sorted(OrderArg::Asc).unwrap_err();
         assert!(matches!(err, Error::Unsorted { array: "A", index: 2, .. }), "{err:?}");
         save(&a, vec![0.5f32]);
         save(&b, vec![0.0f32, f32::NAN]);
-        let err = read_inputs(&a, &b).unwrap().check_sorted().unwrap_err();
+        let err = read_inputs(&a, &b).unwrap().check_sorted(OrderArg::Asc).unwrap_err();
         assert!(matches!(err, Error::NanKey { array: "B", index: 1 }), "{err:?}");
         save(&b, vec![-0.0f32, 0.0, 1.0]);
-        read_inputs(&a, &b).unwrap().check_sorted().unwrap();
+        read_inputs(&a, &b).unwrap().check_sorted(OrderArg::Asc).unwrap();
     }
 
     #[test]

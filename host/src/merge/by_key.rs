@@ -24,6 +24,7 @@ use std::marker::PhantomData;
 use bytemuck::{Pod, Zeroable};
 use cudarc::driver::{CudaSlice, PushKernelArg};
 use gpu_kernels::merge::tiles::PathShape;
+use gpu_kernels::merge::{Ascending, KeyOrder};
 use gpu_kernels::merge::{
     BY_KEY_SHAPES_F32, BY_KEY_SHAPES_F64, BY_KEY_SHAPES_I32, BY_KEY_SHAPES_I64, BY_KEY_SHAPES_U32,
 };
@@ -153,6 +154,17 @@ pub fn shapes(dtype: &str) -> &'static [PathShape] {
     }
 }
 
+/// The merge-by-key kernel of `shape` for `dtype` keys sorted in `order` (`asc`, `desc`,
+/// `upper16`; other than ascending, at the default shape only) and values of `value_bytes`.
+pub fn entry_point_in(shape: PathShape, dtype: &str, order: &str, value_bytes: usize) -> Result<String> {
+    let ascending = entry_point(shape, dtype, value_bytes)?;
+    if order == "asc" {
+        return Ok(ascending);
+    }
+    path::check_ordered(shape, dtype, order)?;
+    Ok(ascending.replacen("merge_path_by_key_", &format!("merge_path_{order}_by_key_"), 1))
+}
+
 /// The merge-by-key kernel of `shape` for `dtype` keys and values of `value_bytes`, if built.
 pub fn entry_point(shape: PathShape, dtype: &str, value_bytes: usize) -> Result<String> {
     if !shapes(dtype).contains(&shape) || shape.pipelined || !VALUE_BYTES.contains(&value_bytes) {
@@ -185,6 +197,18 @@ impl<'g, K: HostKey, V: MergeValue> MergeByKeyProblem<'g, K, V> {
     /// anything, a merge whose keys and values do not fit in the GPU's free memory
     /// ([`Error::OutOfMemory`], naming the largest `m + n` that would).
     pub fn new(gpu: &'g Gpu, a_keys: &[K], a_values: &[V], b_keys: &[K], b_values: &[V]) -> Result<Self> {
+        Self::new_in::<Ascending>(gpu, a_keys, a_values, b_keys, b_values)
+    }
+
+    /// As [`new`](Self::new), for keys sorted in the key order `O` (built for the orders and
+    /// key types of [`path::ordered_key_types`], at the default shape).
+    pub fn new_in<O: KeyOrder<K>>(
+        gpu: &'g Gpu,
+        a_keys: &[K],
+        a_values: &[V],
+        b_keys: &[K],
+        b_values: &[V],
+    ) -> Result<Self> {
         check_value_size::<V>()?;
         for (name, keys, values) in [("A", a_keys.len(), a_values.len()), ("B", b_keys.len(), b_values.len())]
         {
@@ -195,7 +219,7 @@ impl<'g, K: HostKey, V: MergeValue> MergeByKeyProblem<'g, K, V> {
             }
         }
         let need = MergeNeed::by_key::<K>(a_keys.len(), b_keys.len(), size_of::<V>());
-        let keys = MergeProblem::with_need(gpu, a_keys, b_keys, need)?;
+        let keys = MergeProblem::with_need::<O>(gpu, a_keys, b_keys, need)?;
         let upload = |values: &[V]| {
             if values.is_empty() {
                 gpu.alloc(size_of::<V>())
@@ -238,8 +262,9 @@ impl<'g, K: HostKey, V: MergeValue> MergeByKeyProblem<'g, K, V> {
     pub fn run_path(&mut self, shape: PathShape) -> Result<f64> {
         self.has_output = false;
         let gpu = self.keys.gpu();
-        let merge = gpu.function(&entry_point(shape, K::NAME, size_of::<V>())?)?;
-        let partition = gpu.function(&path::partition_entry_point(K::NAME))?;
+        let order = self.keys.order();
+        let merge = gpu.function(&entry_point_in(shape, K::NAME, order, size_of::<V>())?)?;
+        let partition = gpu.function(&path::partition_entry_point_in(K::NAME, order))?;
         let label = format!(
             "merge-path by key {} ({}-byte values) {}",
             K::NAME,
@@ -334,6 +359,20 @@ pub fn merge_by_key<K: HostKey, V: MergeValue>(
     problem.output()
 }
 
+/// [`merge_by_key`] for keys sorted in the key order `O` (e.g.
+/// [`Descending`](gpu_kernels::merge::Descending)).
+pub fn merge_by_key_in<K: HostKey, V: MergeValue, O: KeyOrder<K>>(
+    gpu: &Gpu,
+    a_keys: &[K],
+    a_values: &[V],
+    b_keys: &[K],
+    b_values: &[V],
+) -> Result<(Vec<K>, Vec<V>)> {
+    let mut problem = MergeByKeyProblem::new_in::<O>(gpu, a_keys, a_values, b_keys, b_values)?;
+    problem.run()?;
+    problem.output()
+}
+
 /// [`merge_by_key`] for `ndarray` vectors (any strides; non-contiguous views are copied first).
 pub fn merge_by_key_arrays<K: HostKey, V: MergeValue>(
     gpu: &Gpu,
@@ -383,6 +422,15 @@ mod tests {
         assert!(err.to_string().contains("256x21"), "{err}");
         assert!(entry_point(path::default_shape("i32"), "i32", 12).is_err());
         assert!(entry_point(path::default_shape("i32").pipelined(), "i32", 4).is_err());
+        assert_eq!(
+            entry_point_in(path::default_shape("u32"), "u32", "upper16", 16).unwrap(),
+            "merge_path_upper16_by_key_b256_i21_u32_v16"
+        );
+        assert_eq!(
+            entry_point_in(path::default_shape("f64"), "f64", "desc", 8).unwrap(),
+            "merge_path_desc_by_key_b256_i11_f64_v8"
+        );
+        assert!(entry_point_in(path::default_shape("f64"), "f64", "upper16", 8).is_err());
     }
 
     #[test]

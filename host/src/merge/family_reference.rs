@@ -4,7 +4,7 @@
 //! Written out plainly, independent of any kernel's code; keys are compared as the merge kernels
 //! compare them (equal means neither is less, so `-0.0` and `+0.0` are equal).
 
-use gpu_kernels::merge::MergeKey;
+use gpu_kernels::merge::{Ascending, KeyOrder, MergeKey};
 
 /// Where an output element comes from: `A(i)` is `a[i]`, `B(j)` is `b[j]`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,10 +34,15 @@ impl SetOperation {
 
 /// The sources of the stable merge of sorted `a` and `b` (on equal keys A's first).
 pub fn merge_sources<K: MergeKey>(a: &[K], b: &[K]) -> Vec<Source> {
+    merge_sources_in::<K, Ascending>(a, b)
+}
+
+/// [`merge_sources`] in the key order `O` (on equivalent keys A's first).
+pub fn merge_sources_in<K: MergeKey, O: KeyOrder<K>>(a: &[K], b: &[K]) -> Vec<Source> {
     let mut out = Vec::with_capacity(a.len() + b.len());
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
-        if b[j] < a[i] {
+        if O::before(b[j], a[i]) {
             out.push(Source::B(j));
             j += 1;
         } else {
@@ -104,7 +109,17 @@ pub fn merge_by_key_reference<K: MergeKey, V: Copy>(
     b_keys: &[K],
     b_values: &[V],
 ) -> (Vec<K>, Vec<V>) {
-    let sources = merge_sources(a_keys, b_keys);
+    merge_by_key_reference_in::<K, Ascending, V>(a_keys, a_values, b_keys, b_values)
+}
+
+/// [`merge_by_key_reference`] in the key order `O`.
+pub fn merge_by_key_reference_in<K: MergeKey, O: KeyOrder<K>, V: Copy>(
+    a_keys: &[K],
+    a_values: &[V],
+    b_keys: &[K],
+    b_values: &[V],
+) -> (Vec<K>, Vec<V>) {
+    let sources = merge_sources_in::<K, O>(a_keys, b_keys);
     (gather(&sources, a_keys, b_keys), gather(&sources, a_values, b_values))
 }
 

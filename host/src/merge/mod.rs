@@ -39,15 +39,16 @@ mod variant;
 
 pub use by_key::{
     MergeByKeyProblem, MergeValue, Record8, Record16, SourceValue, VALUE_BYTES, first_value_difference,
-    merge_by_key, merge_by_key_arrays, source_values,
+    merge_by_key, merge_by_key_arrays, merge_by_key_in, source_values,
 };
 pub use distribution::{Distribution, FEW_UNIQUE_KEYS};
 pub use key::HostKey;
 pub use problem::MergeProblem;
-pub use reference::merge_reference;
-pub use validate::{check_sorted, first_difference};
+pub use reference::{merge_reference, merge_reference_in};
+pub use validate::{check_sorted, check_sorted_in, first_difference};
 pub use variant::{MergePlan, MergeVariant};
 
+pub use gpu_kernels::merge::{Ascending, ByUpper16, Descending, KeyOrder};
 use ndarray::{Array1, ArrayView1};
 
 use crate::{Gpu, Result};
@@ -59,6 +60,15 @@ use crate::{Gpu, Result};
 pub fn merge<K: HostKey>(gpu: &Gpu, variant: MergeVariant, a: &[K], b: &[K]) -> Result<Vec<K>> {
     let mut problem = MergeProblem::new(gpu, a, b)?;
     problem.run(variant)?;
+    problem.output()
+}
+
+/// [`merge`] with merge path for inputs sorted in the key order `O`: [`Ascending`], [`Descending`]
+/// (every key type) or a user's order built into the kernels (the example, [`ByUpper16`], for
+/// `u32` keys), at the key type's default shape. Stable: on equivalent keys, A's first.
+pub fn merge_in<K: HostKey, O: KeyOrder<K>>(gpu: &Gpu, a: &[K], b: &[K]) -> Result<Vec<K>> {
+    let mut problem = MergeProblem::new_in::<O>(gpu, a, b)?;
+    problem.run(MergeVariant::Path)?;
     problem.output()
 }
 

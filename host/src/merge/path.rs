@@ -9,7 +9,8 @@ use gpu_kernels::merge::tiles::{
     MAX_SHARED_BYTES, PARTITION_THREADS, PATH_PIPELINED_SWEEP, PATH_SWEEP, PathShape, path_shape,
 };
 use gpu_kernels::merge::{
-    PATH_SHAPES_F32, PATH_SHAPES_F64, PATH_SHAPES_I32, PATH_SHAPES_I64, PATH_SHAPES_U32,
+    DESCENDING_KEY_TYPES, PATH_SHAPES_F32, PATH_SHAPES_F64, PATH_SHAPES_I32, PATH_SHAPES_I64,
+    PATH_SHAPES_U32, UPPER16_KEY_TYPES,
 };
 
 use super::variant::{MAX_GRID_X, MergePlan, MergeVariant, total};
@@ -61,6 +62,62 @@ pub fn entry_point(shape: PathShape, dtype: &str) -> Result<String> {
 /// The partition kernel for `dtype`.
 pub fn partition_entry_point(dtype: &str) -> String {
     format!("merge_path_partition_{dtype}")
+}
+
+/// The key orders merge path is built for (their `KeyOrder::NAME`s): ascending, descending, and
+/// the example of a user's order, `upper16` (`gpu_kernels::merge::ByUpper16`).
+pub const ORDERS: [&str; 3] = ["asc", "desc", "upper16"];
+
+/// The key types merge path is built for in `order` (other than ascending, at each type's
+/// default shape only).
+pub fn ordered_key_types(order: &str) -> &'static [&'static str] {
+    match order {
+        "desc" => DESCENDING_KEY_TYPES,
+        "upper16" => UPPER16_KEY_TYPES,
+        _ => &[],
+    }
+}
+
+/// Refuses merge path in `order` (not ascending) for key types or shapes it is not built for.
+pub(super) fn check_ordered(shape: PathShape, dtype: &str, order: &str) -> Result<()> {
+    if !ORDERS.contains(&order) {
+        return Err(Error::BadArgument(format!(
+            "no key order `{order}` is built; the orders are {}",
+            ORDERS.join(", ")
+        )));
+    }
+    let types = ordered_key_types(order);
+    if !types.contains(&dtype) {
+        return Err(Error::BadArgument(format!(
+            "merge path in the order {order} is built for {} keys, not {dtype}",
+            types.join(", ")
+        )));
+    }
+    if shape != default_shape(dtype) {
+        return Err(Error::BadArgument(format!(
+            "merge path in the order {order} is built at its default shape only ({} for {dtype} keys), not {}",
+            Describe(default_shape(dtype)),
+            Describe(shape)
+        )));
+    }
+    Ok(())
+}
+
+/// The merge kernel of `shape` for `dtype` keys sorted in `order` (`asc`, `desc`, `upper16`).
+pub fn entry_point_in(shape: PathShape, dtype: &str, order: &str) -> Result<String> {
+    if order == "asc" {
+        return entry_point(shape, dtype);
+    }
+    check_ordered(shape, dtype, order)?;
+    Ok(format!("merge_path_{order}_b{}_i{}_{dtype}", shape.block_threads, shape.items))
+}
+
+/// The partition kernel for `dtype` keys sorted in `order`.
+pub fn partition_entry_point_in(dtype: &str, order: &str) -> String {
+    match order {
+        "asc" => partition_entry_point(dtype),
+        _ => format!("merge_path_{order}_partition_{dtype}"),
+    }
 }
 
 /// How the merge kernel of `shape` is launched for `m + n` keys of `key_bytes` bytes: one
@@ -169,6 +226,28 @@ mod tests {
         }
         assert_eq!(entry_point(PATH_4_BYTE, "i32").unwrap(), "merge_path_b256_i21_i32");
         assert_eq!(partition_entry_point("f64"), "merge_path_partition_f64");
+    }
+
+    #[test]
+    fn other_orders_are_built_at_the_default_shape_of_their_key_types() {
+        assert_eq!(entry_point_in(PATH_4_BYTE, "i32", "asc").unwrap(), "merge_path_b256_i21_i32");
+        assert_eq!(entry_point_in(PATH_8_BYTE, "f64", "desc").unwrap(), "merge_path_desc_b256_i11_f64");
+        assert_eq!(entry_point_in(PATH_4_BYTE, "u32", "upper16").unwrap(), "merge_path_upper16_b256_i21_u32");
+        assert_eq!(partition_entry_point_in("i64", "desc"), "merge_path_desc_partition_i64");
+        assert_eq!(partition_entry_point_in("i64", "asc"), "merge_path_partition_i64");
+        for (dtype, _) in MergeVariant::KEY_TYPES {
+            assert!(entry_point_in(default_shape(dtype), dtype, "desc").is_ok(), "{dtype}");
+        }
+        let err = entry_point_in(PATH_4_BYTE, "i32", "upper16").unwrap_err();
+        assert!(err.to_string().contains("built for u32 keys, not i32"), "{err}");
+        let err = entry_point_in(PathShape::new(256, 15), "i32", "desc").unwrap_err();
+        assert!(err.to_string().contains("default shape only (256x21 for i32 keys)"), "{err}");
+        assert!(
+            entry_point_in(PATH_4_BYTE, "i32", "sideways")
+                .unwrap_err()
+                .to_string()
+                .contains("asc, desc, upper16")
+        );
     }
 
     #[test]

@@ -4,8 +4,10 @@
 
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use gpu_kernels::merge::tiles::PathShape;
+use gpu_kernels::merge::{Ascending, KeyOrder};
 
-use super::{HostKey, MergePlan, MergeVariant, check_sorted, path};
+use super::validate::check_sorted_in;
+use super::{HostKey, MergePlan, MergeVariant, path};
 use crate::error::CudaContext as _;
 use crate::preflight::{self, MergeNeed};
 use crate::{Error, Gpu, Result};
@@ -26,6 +28,8 @@ pub struct MergeProblem<'g, K: HostKey> {
     c: CudaSlice<K>,
     /// Merge path's co-ranks of every tile start, grown to the largest tile count run so far.
     splits: Option<CudaSlice<u64>>,
+    /// The key order A and B are sorted in (`KeyOrder::NAME`: `asc`, `desc`, `upper16`).
+    order: &'static str,
     /// Whether `c` holds the result of a completed run.
     has_output: bool,
 }
@@ -39,21 +43,45 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
     /// memory cannot hold `2 (m + n)` keys (and merge path's partition array); the message
     /// names the largest `m + n` that would fit.
     pub fn new(gpu: &'g Gpu, a: &[K], b: &[K]) -> Result<Self> {
-        Self::with_need(gpu, a, b, MergeNeed::of::<K>(a.len(), b.len()))
+        Self::with_need::<Ascending>(gpu, a, b, MergeNeed::of::<K>(a.len(), b.len()))
     }
 
-    /// As [`new`](Self::new), refusing before it allocates anything a merge whose `need` (the
-    /// keys', and any values' that travel with them) does not fit in the GPU's free memory.
-    pub(super) fn with_need(gpu: &'g Gpu, a: &[K], b: &[K], need: MergeNeed) -> Result<Self> {
-        check_sorted("A", a)?;
-        check_sorted("B", b)?;
+    /// As [`new`](Self::new), for inputs sorted in the key order `O` (e.g.
+    /// [`Descending`](gpu_kernels::merge::Descending)): only merge path runs them, and only
+    /// where it is built for `O` ([`path::ordered_key_types`]).
+    pub fn new_in<O: KeyOrder<K>>(gpu: &'g Gpu, a: &[K], b: &[K]) -> Result<Self> {
+        Self::with_need::<O>(gpu, a, b, MergeNeed::of::<K>(a.len(), b.len()))
+    }
+
+    /// As [`new_in`](Self::new_in), refusing before it allocates anything a merge whose `need`
+    /// (the keys', and any values' that travel with them) does not fit in the GPU's free memory.
+    pub(super) fn with_need<O: KeyOrder<K>>(gpu: &'g Gpu, a: &[K], b: &[K], need: MergeNeed) -> Result<Self> {
+        check_sorted_in::<K, O>("A", a)?;
+        check_sorted_in::<K, O>("B", b)?;
         let (m, n) = (a.len(), b.len());
         need.check_device(preflight::device_free(gpu)?)?;
         let total = m.checked_add(n).ok_or_else(|| Error::BadShape(format!("{m} + {n} keys overflow")))?;
         let upload = |keys: &[K]| if keys.is_empty() { gpu.alloc(1) } else { gpu.upload(keys) };
         let (a, b) = (upload(a)?, upload(b)?);
         let c = gpu.alloc(total.max(1))?;
-        Ok(Self { gpu, m, n, a, b, c, splits: None, has_output: false })
+        Ok(Self { gpu, m, n, a, b, c, splits: None, order: O::NAME, has_output: false })
+    }
+
+    /// The key order the inputs are sorted in (`KeyOrder::NAME`).
+    pub fn order(&self) -> &'static str {
+        self.order
+    }
+
+    /// Refuses the book's kernels (and any kernel but merge path's) on inputs sorted in another
+    /// order than ascending.
+    fn check_ascending(&self, what: &str) -> Result<()> {
+        if self.order == "asc" {
+            return Ok(());
+        }
+        Err(Error::BadArgument(format!(
+            "{what} merges ascending keys only; these are sorted in the order {}: run merge path",
+            self.order
+        )))
     }
 
     /// Keys in A.
@@ -109,8 +137,8 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
     /// are an [`Error::BadArgument`]): the partition kernel, then the merge kernel, both inside
     /// one timing (CUDA events). The output is poisoned before, untimed, as in [`run`](Self::run).
     pub fn run_path(&mut self, shape: PathShape) -> Result<f64> {
-        let merge = self.gpu.function(&path::entry_point(shape, K::NAME)?)?;
-        let partition = self.gpu.function(&path::partition_entry_point(K::NAME))?;
+        let merge = self.gpu.function(&path::entry_point_in(shape, K::NAME, self.order)?)?;
+        let partition = self.gpu.function(&path::partition_entry_point_in(K::NAME, self.order))?;
         let label = format!("merge-path {} {}", K::NAME, path::Describe(shape));
         // The plan checks the shape first; a pipelined one then launches the blocks that fit on
         // the GPU at once (which the occupancy calculator tells once the shared memory is set).
@@ -168,6 +196,7 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
     /// of [`MergeVariant::coarsenings`] for this key type; others are an
     /// [`Error::BadArgument`]), launched as [`MergeVariant::plan_with_coarsening`] says.
     pub fn run_with_coarsening(&mut self, variant: MergeVariant, factor: usize) -> Result<f64> {
+        self.check_ascending(&format!("the {variant} kernel"))?;
         let entry = variant.entry_point_with_coarsening(K::NAME, factor)?;
         let plan = self.plan_with_coarsening(variant, factor)?;
         let function = self.gpu.function(&entry)?;
@@ -197,6 +226,7 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
         config: LaunchConfig,
         label: &str,
     ) -> Result<f64> {
+        self.check_ascending(&format!("the {label} kernel"))?;
         let (gx, gy, gz) = config.grid_dim;
         let launches = gx > 0 && gy > 0 && gz > 0;
         if !launches && !self.is_empty() {

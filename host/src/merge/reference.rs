@@ -1,13 +1,19 @@
 //! The CPU reference: the stable merge written out plainly, independent of the kernels' code.
 
-use gpu_kernels::merge::MergeKey;
+use gpu_kernels::merge::{Ascending, KeyOrder, MergeKey};
 
 /// The stable merge of sorted `a` and `b`: on equal keys, A's come first.
 pub fn merge_reference<K: MergeKey>(a: &[K], b: &[K]) -> Vec<K> {
+    merge_reference_in::<K, Ascending>(a, b)
+}
+
+/// [`merge_reference`] in the key order `O`: B's key goes first only when it is strictly
+/// before A's.
+pub fn merge_reference_in<K: MergeKey, O: KeyOrder<K>>(a: &[K], b: &[K]) -> Vec<K> {
     let mut out = Vec::with_capacity(a.len() + b.len());
     let (mut i, mut j) = (0, 0);
     while i < a.len() && j < b.len() {
-        if b[j] < a[i] {
+        if O::before(b[j], a[i]) {
             out.push(b[j]);
             j += 1;
         } else {
@@ -56,6 +62,7 @@ mod tests {
     impl MergeKey for Tagged {
         const NAME: &'static str = "tagged";
         const GREATEST: Self = Tagged { key: i32::MAX, tag: usize::MAX };
+        const LEAST: Self = Tagged { key: i32::MIN, tag: usize::MAX };
     }
 
     proptest! {

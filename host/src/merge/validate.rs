@@ -5,6 +5,7 @@
 //! first. The cost is one read of each input, `O(m + n)`, split over the cores with rayon for
 //! long inputs: well under the time of copying the input to the GPU.
 
+use gpu_kernels::merge::{Ascending, KeyOrder};
 use ndarray::parallel::prelude::*;
 
 use super::HostKey;
@@ -16,8 +17,13 @@ const CHUNK: usize = 1 << 16;
 /// Checks that merge input `array` (`"A"` or `"B"`, for the message) is sorted ascending and
 /// holds no NaN. Fails with [`Error::NanKey`] or [`Error::Unsorted`] at the first bad index.
 pub fn check_sorted<K: HostKey>(array: &'static str, keys: &[K]) -> Result<()> {
+    check_sorted_in::<K, Ascending>(array, keys)
+}
+
+/// [`check_sorted`] in the key order `O`: no key goes before the one before it.
+pub fn check_sorted_in<K: HostKey, O: KeyOrder<K>>(array: &'static str, keys: &[K]) -> Result<()> {
     let chunks = keys.len().div_ceil(CHUNK);
-    let scan = |chunk: usize| first_bad(keys, chunk * CHUNK, ((chunk + 1) * CHUNK).min(keys.len()));
+    let scan = |chunk: usize| first_bad::<K, O>(keys, chunk * CHUNK, ((chunk + 1) * CHUNK).min(keys.len()));
     let bad = if chunks <= 1 { scan(0) } else { (0..chunks).into_par_iter().find_map_first(scan) };
     match bad {
         None => Ok(()),
@@ -27,13 +33,14 @@ pub fn check_sorted<K: HostKey>(array: &'static str, keys: &[K]) -> Result<()> {
             index,
             value: keys[index].to_string(),
             previous: keys[index - 1].to_string(),
+            order: O::NAME,
         }),
     }
 }
 
-/// The first index in `start..end` whose key is NaN or less than the key before it.
-fn first_bad<K: HostKey>(keys: &[K], start: usize, end: usize) -> Option<usize> {
-    (start..end).find(|&i| keys[i].is_nan() || (i > 0 && keys[i] < keys[i - 1]))
+/// The first index in `start..end` whose key is NaN or goes before the key before it in `O`.
+fn first_bad<K: HostKey, O: KeyOrder<K>>(keys: &[K], start: usize, end: usize) -> Option<usize> {
+    (start..end).find(|&i| keys[i].is_nan() || (i > 0 && O::before(keys[i], keys[i - 1])))
 }
 
 /// The first index where `out` and `expected` differ in their bits (so `-0.0` differs from
@@ -68,8 +75,25 @@ mod tests {
         assert!(matches!(err, Error::Unsorted { array: "B", index: 3, .. }), "{err:?}");
         assert_eq!(
             err.to_string(),
-            "merge input B is not sorted ascending: B[3] = 1 is less than B[3-1] = 2; both inputs must be sorted"
+            "merge input B is not sorted ascending: B[3] = 1 goes before B[3-1] = 2; both inputs must be sorted"
         );
+    }
+
+    #[test]
+    fn other_orders_are_checked_in_their_own_terms() {
+        use gpu_kernels::merge::{ByUpper16, Descending};
+        check_sorted_in::<i64, Descending>("A", &[9, 9, 3, -2]).unwrap();
+        let err = check_sorted_in::<i64, Descending>("A", &[9, 3, 4]).unwrap_err();
+        assert!(matches!(err, Error::Unsorted { array: "A", index: 2, order: "desc", .. }), "{err:?}");
+        assert!(
+            err.to_string().starts_with("merge input A is not sorted descending: A[2] = 4 goes before"),
+            "{err}"
+        );
+        // Equivalent keys (same upper half) in any order of their lower halves.
+        check_sorted_in::<u32, ByUpper16>("B", &[0x1_0005, 0x1_0001, 0x2_0000]).unwrap();
+        let err = check_sorted_in::<u32, ByUpper16>("B", &[0x2_0000, 0x1_FFFF]).unwrap_err();
+        assert!(err.to_string().contains("is not sorted in the order upper16"), "{err}");
+        assert!(matches!(check_sorted_in::<f32, Descending>("A", &[f32::NAN]), Err(Error::NanKey { .. })));
     }
 
     #[test]
