@@ -489,6 +489,36 @@ Row time_peer(const char* peer, Timer& timer, const Options& options, Dtype dtyp
         peer, timer, options, enqueue, [&] { poison(c, timer.stream); }, [&] { return save(c, dtype, out); });
 }
 
+#if MERGE_PEERS_HAVE_CUB_MERGE
+// A CUB peer: `cub_call(temp, temp_bytes)` is the CUB call on temporary storage `temp` of
+// `temp_bytes` (with `temp` null, it sizes it); the storage is allocated once, then `time` gets a
+// callable that enqueues the call and returns the peer's row. The row says why, if a step failed.
+template <typename Call, typename Time>
+Row cub_peer(const char* peer, Call&& cub_call, Time&& time) {
+    void* temp = nullptr;
+    size_t temp_bytes = 0;
+    Row row{peer, std::nullopt, std::nullopt, std::nullopt};
+    try {
+        check(cub_call(nullptr, temp_bytes), "sizing cub::DeviceMerge's temporary storage");
+        check(cudaMalloc(&temp, std::max<size_t>(temp_bytes, 1)), "allocating cub::DeviceMerge's temporary storage");
+        row = time([&] { check(cub_call(temp, temp_bytes), peer); });
+    } catch (const std::exception& e) {
+        row.error = e.what();
+        cudaGetLastError();
+    }
+    if (temp) cudaFree(temp);
+    return row;
+}
+
+#else
+// The row of a CUB peer this CCCL does not have.
+Row cub_missing(const char* peer) {
+    return Row{peer, std::nullopt, std::nullopt,
+               "cub::DeviceMerge is not in CUB " + dotted(CUB_VERSION, 100000, 100) +
+                   " (it first appears in CCCL 2.7, CUDA 12.8)"};
+}
+#endif
+
 // The JSON fields of one run: the inputs, the value type of a merge by key (or null), the copy
 // and the peers' rows.
 std::string report(const Options& options, const NpyFile& npy_a, const NpyFile& npy_b, std::optional<Dtype> values,
@@ -545,34 +575,12 @@ std::string run(const Options& options, const NpyFile& npy_a, const NpyFile& npy
     }
 
 #if MERGE_PEERS_HAVE_CUB_MERGE
-    {
-        void* temp = nullptr;
-        size_t temp_bytes = 0;
-        Row row{"cub::DeviceMerge", std::nullopt, std::nullopt, std::nullopt};
-        try {
-            check(cub::DeviceMerge::MergeKeys(static_cast<void*>(nullptr), temp_bytes, pa,
-                                              static_cast<std::int64_t>(m), pb, static_cast<std::int64_t>(n),
-                                              pc, ::cuda::std::less<T>{}, stream),
-                  "sizing cub::DeviceMerge's temporary storage");
-            check(cudaMalloc(&temp, std::max<size_t>(temp_bytes, 1)),
-                  "allocating cub::DeviceMerge's temporary storage");
-            row = time_peer("cub::DeviceMerge", timer, options, dtype, c, options.cub_out, [&] {
-                check(cub::DeviceMerge::MergeKeys(temp, temp_bytes, pa, static_cast<std::int64_t>(m), pb,
-                                                  static_cast<std::int64_t>(n), pc, ::cuda::std::less<T>{},
-                                                  stream),
-                      "cub::DeviceMerge::MergeKeys");
-            });
-        } catch (const std::exception& e) {
-            row.error = e.what();
-            cudaGetLastError();
-        }
-        if (temp) cudaFree(temp);
-        rows.push_back(row);
-    }
+    rows.push_back(cub_peer("cub::DeviceMerge", [&](void* temp, size_t& temp_bytes) {
+        return cub::DeviceMerge::MergeKeys(temp, temp_bytes, pa, static_cast<std::int64_t>(m), pb,
+                                           static_cast<std::int64_t>(n), pc, ::cuda::std::less<T>{}, stream);
+    }, [&](const auto& merge) { return time_peer("cub::DeviceMerge", timer, options, dtype, c, options.cub_out, merge); }));
 #else
-    rows.push_back(Row{"cub::DeviceMerge", std::nullopt, std::nullopt,
-                       "cub::DeviceMerge is not in CUB " + dotted(CUB_VERSION, 100000, 100) +
-                           " (it first appears in CCCL 2.7, CUDA 12.8)"});
+    rows.push_back(cub_missing("cub::DeviceMerge"));
 #endif
     cudaStreamDestroy(stream);
 
@@ -645,34 +653,15 @@ std::string run_by_key(const Options& options, const NpyFile& npy_a, const NpyFi
             poison_both, [&] { return save_both(options.out, options.values_out); }));
     }
 #if MERGE_PEERS_HAVE_CUB_MERGE
-    {
-        void* temp = nullptr;
-        size_t temp_bytes = 0;
-        Row row{"cub::DeviceMerge::MergePairs", std::nullopt, std::nullopt, std::nullopt};
-        auto merge_pairs = [&](void* storage) {
-            return cub::DeviceMerge::MergePairs(storage, temp_bytes, pa, pav, static_cast<std::int64_t>(m), pb, pbv,
-                                                static_cast<std::int64_t>(n), pc, pcv, ::cuda::std::less<T>{},
-                                                stream);
-        };
-        try {
-            check(merge_pairs(nullptr), "sizing cub::DeviceMerge's temporary storage");
-            check(cudaMalloc(&temp, std::max<size_t>(temp_bytes, 1)),
-                  "allocating cub::DeviceMerge's temporary storage");
-            row = time_peer_with(
-                "cub::DeviceMerge::MergePairs", timer, options,
-                [&] { check(merge_pairs(temp), "cub::DeviceMerge::MergePairs"); }, poison_both,
-                [&] { return save_both(options.cub_out, options.cub_values_out); });
-        } catch (const std::exception& e) {
-            row.error = e.what();
-            cudaGetLastError();
-        }
-        if (temp) cudaFree(temp);
-        rows.push_back(row);
-    }
+    rows.push_back(cub_peer("cub::DeviceMerge::MergePairs", [&](void* temp, size_t& temp_bytes) {
+        return cub::DeviceMerge::MergePairs(temp, temp_bytes, pa, pav, static_cast<std::int64_t>(m), pb, pbv,
+                                            static_cast<std::int64_t>(n), pc, pcv, ::cuda::std::less<T>{}, stream);
+    }, [&](const auto& merge) {
+        return time_peer_with("cub::DeviceMerge::MergePairs", timer, options, merge, poison_both,
+                              [&] { return save_both(options.cub_out, options.cub_values_out); });
+    }));
 #else
-    rows.push_back(Row{"cub::DeviceMerge::MergePairs", std::nullopt, std::nullopt,
-                       "cub::DeviceMerge is not in CUB " + dotted(CUB_VERSION, 100000, 100) +
-                           " (it first appears in CCCL 2.7, CUDA 12.8)"});
+    rows.push_back(cub_missing("cub::DeviceMerge::MergePairs"));
 #endif
     cudaStreamDestroy(stream);
     return report(options, npy_a, npy_b, options.values, copy_ms, rows);

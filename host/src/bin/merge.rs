@@ -522,7 +522,7 @@ fn run_keys<K: HostKey + WritableElement, O: KeyOrder<K>>(
             variant,
             path_shape,
             values: None,
-            order: (O::NAME != OrderArg::Asc.name()).then_some(args.order),
+            order: shown_order::<K, O>(args),
             dtype: K::NAME,
             ms,
             copy_ms,
@@ -535,6 +535,11 @@ fn run_keys<K: HostKey + WritableElement, O: KeyOrder<K>>(
         write_keys_npy(path, problem.output()?)?;
     }
     Ok(rows)
+}
+
+/// The order a row names: `--order` unless ascending (the rows of the default say none).
+fn shown_order<K: HostKey, O: KeyOrder<K>>(args: &Args) -> Option<OrderArg> {
+    (O::NAME != OrderArg::Asc.name()).then_some(args.order)
 }
 
 /// Merges `a` and `b` by key with merge path (`--path-shape`, or the default for `K`), each key
@@ -573,7 +578,7 @@ fn run_by_key<K: HostKey, V: SourceValue, O: KeyOrder<K>>(
         variant: MergeVariant::Path,
         path_shape: args.path_shape,
         values: args.values,
-        order: (O::NAME != OrderArg::Asc.name()).then_some(args.order),
+        order: shown_order::<K, O>(args),
         dtype: K::NAME,
         ms,
         copy_ms,

@@ -354,9 +354,7 @@ pub fn merge_by_key<K: HostKey, V: MergeValue>(
     b_keys: &[K],
     b_values: &[V],
 ) -> Result<(Vec<K>, Vec<V>)> {
-    let mut problem = MergeByKeyProblem::new(gpu, a_keys, a_values, b_keys, b_values)?;
-    problem.run()?;
-    problem.output()
+    merge_by_key_in::<K, V, Ascending>(gpu, a_keys, a_values, b_keys, b_values)
 }
 
 /// [`merge_by_key`] for keys sorted in the key order `O` (e.g.
