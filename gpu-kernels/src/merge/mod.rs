@@ -50,7 +50,5 @@ pub use keys::{KeyReader, KeyRun, KeyWriter, MergeKey, SharedKeys};
 pub use order::{Ascending, ByUpper16, Descending, KeyOrder};
 pub use path::{PathTile, merge_path, merge_path_partition, merge_path_partition_thread};
 pub use pipelined::{block_tiles, merge_path_pipelined, pipeline_slot};
-pub use sequential::{
-    RankIndex, co_rank, co_rank_by, co_rank_in, co_rank_wide_in, merge_sequential, merge_sequential_by,
-};
+pub use sequential::{RankIndex, co_rank, co_rank_by, co_rank_in, merge_sequential, merge_sequential_by};
 pub use tiled::{TileBuffers, TiledBlock, merge_tiled};

@@ -45,8 +45,8 @@ use super::keys::{KeyReader, KeyWriter, MergeKey, SharedKeys};
 use core::hint::select_unpredictable;
 
 use super::order::KeyOrder;
-use super::sequential::{co_rank_in, co_rank_wide_in};
-use super::tiles::{PARTITION_ARITY, PathShape, a_end_marks, keys_per_16_bytes};
+use super::sequential::co_rank_in;
+use super::tiles::{PathShape, a_end_marks, keys_per_16_bytes};
 use crate::device::bulk::{self, Barrier};
 use crate::device::store_global_16;
 use crate::device::thread::*;
@@ -481,7 +481,7 @@ pub unsafe fn merge_path_partition_thread<K: MergeKey, O: KeyOrder<K>>(
     if t <= (m + n).div_ceil(tile_size) {
         let k = t.saturating_mul(tile_size).min(m + n);
         // SAFETY: k <= m + n; t <= tiles is inside `splits`.
-        unsafe { *splits.add(t) = co_rank_wide_in::<K, O, _, _, PARTITION_ARITY>(k, a, m, b, n) };
+        unsafe { *splits.add(t) = co_rank_in::<K, O, _, _, _>(k, a, m, b, n) };
     }
 }
 

@@ -149,49 +149,6 @@ where
     i_low
 }
 
-/// [`co_rank_in`] as an `ARITY`-ary search over global memory: each step reads `ARITY − 1` keys of
-/// each array, all independent of one another (so their loads are in flight together), and keeps
-/// the `1/ARITY` of the interval where the co-rank lies. A search over 2^28 keys then waits for
-/// `⌈28 / log2 ARITY⌉` loads one after another instead of 28: what bounds a partition of
-/// DRAM-resident inputs, whose every step is a load from a new DRAM page. Same result as the
-/// binary search, for any `ARITY ≥ 2`.
-///
-/// # Safety
-/// As [`co_rank_in`].
-#[inline(always)]
-pub unsafe fn co_rank_wide_in<K, O, A, B, const ARITY: usize>(
-    k: usize,
-    a: A,
-    m: usize,
-    b: B,
-    n: usize,
-) -> usize
-where
-    K: MergeKey,
-    O: KeyOrder<K>,
-    A: KeyReader<K>,
-    B: KeyReader<K>,
-{
-    const { assert!(ARITY >= 2, "a search splits its interval in two or more") };
-    let (mut i_low, mut i_high) = (k.saturating_sub(n), k.min(m));
-    while i_low < i_high {
-        let len = i_high - i_low;
-        let (mut low, mut high) = (i_low, i_high);
-        for s in 1..ARITY {
-            // i_low <= i < i_high, as in the binary search: A[i] and B[k - 1 - i] exist.
-            let i = i_low + len * s / ARITY;
-            // SAFETY: i < m and k - 1 - i < n, as in `co_rank_in`.
-            if O::after(unsafe { a.load(i) }, unsafe { b.load(k - 1 - i) }) {
-                high = high.min(i);
-            } else {
-                low = low.max(i + 1);
-            }
-        }
-        (i_low, i_high) = (low, high);
-    }
-    i_low
-}
-
 /// [`co_rank_by`] on slices: how many of the first `k` keys of the stable merge of `a` and
 /// `b` come from `a`.
 ///

@@ -81,26 +81,6 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     #[test]
-    fn the_wide_co_rank_equals_the_binary_one_at_every_rank_and_arity((a, b) in inputs(200)) {
-        for k in 0..=a.len() + b.len() {
-            let binary = co_rank(k, &a, &b);
-            // SAFETY: k <= m + n, slices of their lengths.
-            let wide = |arity| unsafe {
-                let (pa, pb) = (a.as_ptr(), b.as_ptr());
-                match arity {
-                    2 => co_rank_wide_in::<_, Ascending, _, _, 2>(k, pa, a.len(), pb, b.len()),
-                    3 => co_rank_wide_in::<_, Ascending, _, _, 3>(k, pa, a.len(), pb, b.len()),
-                    8 => co_rank_wide_in::<_, Ascending, _, _, 8>(k, pa, a.len(), pb, b.len()),
-                    _ => co_rank_wide_in::<_, Ascending, _, _, 32>(k, pa, a.len(), pb, b.len()),
-                }
-            };
-            for arity in [2, 3, 8, 32] {
-                prop_assert_eq!(wide(arity), binary, "k {}, arity {}", k, arity);
-            }
-        }
-    }
-
-    #[test]
     fn co_rank_splits_every_rank_at_the_stable_merge((a, b) in inputs(40)) {
         let c = reference(&a, &b);
         let (m, n) = (a.len(), b.len());

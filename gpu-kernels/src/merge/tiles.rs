@@ -280,12 +280,6 @@ pub const PATH_PIPELINED_SWEEP: [PathShape; 5] = [
 /// Threads per block of the merge-path partition kernel (one co-rank per thread).
 pub const PARTITION_THREADS: usize = 256;
 
-/// The partition's co-ranks search `PARTITION_ARITY`-ary (`co_rank_wide_in`): 7 keys of each
-/// input per step, in flight together, 10 dependent steps over 2^28 keys instead of 28. The
-/// binary search made the partition latency-bound (47-50 % of DRAM throughput at 18 % occupancy,
-/// 43-57 µs at 2^27 + 2^27: docs/merge-h200.md).
-pub const PARTITION_ARITY: usize = 8;
-
 #[cfg(test)]
 mod tests {
     use super::*;
