@@ -3,7 +3,7 @@
 //! kernel.
 //!
 //! All merges are stable: on equal keys, A's element comes first. Inputs are sorted ascending
-//! and hold no NaN (the host checks). Sizes and every index are 64-bit (`usize` on both
+//! (merge path also takes other key orders, [`KeyOrder`]) and hold no NaN (the host checks). Sizes and every index are 64-bit (`usize` on both
 //! targets), so `m + n` may pass 2^32.
 //!
 //! * [`merge_basic`] (12.5): every thread co-ranks its coarsened output chunk in global memory.

@@ -41,9 +41,9 @@
 //! kernel runs them on each thread with `sync_threads` between, and the host tests run them
 //! for every thread of a block in turn.
 
-use super::keys::{KeyReader, KeyWriter, MergeKey, SharedKeys};
 use core::hint::select_unpredictable;
 
+use super::keys::{KeyReader, KeyWriter, MergeKey, SharedKeys};
 use super::order::KeyOrder;
 use super::sequential::co_rank_in;
 use super::tiles::{PathShape, a_end_marks, keys_per_16_bytes};
@@ -466,7 +466,7 @@ impl PathTile {
 /// for `t` in `0..=tiles`, where `tiles = ⌈(m + n) / tile_size⌉`; threads past that do nothing.
 ///
 /// # Safety
-/// `a` holds `m` keys and `b` holds `n`, sorted ascending; `splits` has room for `tiles + 1`
+/// `a` holds `m` keys and `b` holds `n`, sorted in the order `O`; `splits` has room for `tiles + 1`
 /// entries; `tile_size > 0`.
 #[inline(always)]
 pub unsafe fn merge_path_partition_thread<K: MergeKey, O: KeyOrder<K>>(

@@ -192,7 +192,8 @@ pub struct MergeByKeyProblem<'g, K: HostKey, V: MergeValue> {
 }
 
 impl<'g, K: HostKey, V: MergeValue> MergeByKeyProblem<'g, K, V> {
-    /// Checks the inputs (keys sorted ascending and NaN-free, one value per key, a value size
+    /// Checks the inputs (keys sorted ascending, or in `O` for [`new_in`](Self::new_in), and
+    /// NaN-free, one value per key, a value size
     /// with kernels), uploads them and allocates the output; refuses, before allocating
     /// anything, a merge whose keys and values do not fit in the GPU's free memory
     /// ([`Error::OutOfMemory`], naming the largest `m + n` that would).

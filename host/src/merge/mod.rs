@@ -4,7 +4,8 @@
 //! path's kernels). [`MergeVariant::default()`] is merge path ([`path`]), the fastest variant:
 //! pass it to [`merge`] unless you are studying the book's kernels.
 //!
-//! Inputs must be sorted ascending and free of NaN; every entry point checks that first (one
+//! Inputs must be sorted ascending (or, for merge path, in another key order: [`merge_in`],
+//! [`MergeProblem::new_in`]) and free of NaN; every entry point checks that first (one
 //! `O(m + n)` pass over the inputs, in parallel) and refuses bad inputs with
 //! [`Error::Unsorted`](crate::Error::Unsorted) or [`Error::NanKey`](crate::Error::NanKey),
 //! naming the array and the first bad index. The merge is stable: on equal keys, A's come

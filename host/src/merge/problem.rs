@@ -36,7 +36,7 @@ pub struct MergeProblem<'g, K: HostKey> {
 
 impl<'g, K: HostKey> MergeProblem<'g, K> {
     /// Checks that `a` and `b` are sorted ascending and NaN-free (one `O(m + n)` pass on the
-    /// host, in parallel; see [`check_sorted`]), uploads them and allocates the output.
+    /// host, in parallel; see [`check_sorted`](super::check_sorted)), uploads them and allocates the output.
     ///
     /// Fails with [`Error::Unsorted`] or [`Error::NanKey`] naming the array and the first bad
     /// index, or, before allocating anything, with [`Error::OutOfMemory`] when the GPU's free
