@@ -47,8 +47,6 @@ pub mod thread {
         block_dim_z => _block_dim_z;
         /// `gridDim.x`
         grid_dim_x => _grid_dim_x;
-        /// `gridDim.y`
-        grid_dim_y => _grid_dim_y;
         /// `gridDim.z`
         grid_dim_z => _grid_dim_z;
     }

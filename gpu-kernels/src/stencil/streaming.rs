@@ -55,12 +55,14 @@ pub unsafe fn stencil_streaming<
     c: Coeffs<T>,
 ) {
     let Grid3 { nx, ny, nz } = grid;
-    let (row_of_tiles, i_start, i_end) = block_place(grid, block_dim_y() * ROWS as u32);
     let k_start = (block_idx_x() * block_dim_x() + thread_idx_x()) * V as u32;
-    let j_start = (row_of_tiles * block_dim_y() + thread_idx_y()) * ROWS as u32;
+    let j_start = (block_idx_y() * block_dim_y() + thread_idx_y()) * ROWS as u32;
     if k_start >= nx || j_start >= ny {
         return;
     }
+    let planes = nz.div_ceil(grid_dim_z());
+    let i_start = block_idx_z() * planes;
+    let i_end = (i_start + planes).min(nz);
 
     // Every read is clamped into the grid, so no load sits behind a branch: a clamped value
     // belongs to a boundary point or a row past the grid, and is never used. Planes are
@@ -146,22 +148,6 @@ pub unsafe fn stencil_streaming<
             in_ahead[AHEAD - 1] = entering;
         }
     }
-}
-
-/// This block's row of tiles along y and its run of planes `i_start..i_end`, for tiles of
-/// `tile_rows` rows. The launch bands the rows of tiles, `gridDim.y` rows to a band, and
-/// `gridDim.z` counts runs × bands with the runs fastest: the blocks launched after a band's run
-/// `c` are the same band's run `c + 1`, which start as run `c`'s blocks finish and find the planes
-/// they share (the run's last, read by both) still in L2. Without bands (`gridDim.y` all the rows)
-/// this is `blockIdx.y` and the `blockIdx.z`-th run.
-#[inline(always)]
-fn block_place(grid: Grid3, tile_rows: u32) -> (u32, u32, u32) {
-    let bands = grid.ny.div_ceil(tile_rows).div_ceil(grid_dim_y());
-    let runs = grid_dim_z() / bands;
-    let (band, run) = (block_idx_z() / runs, block_idx_z() % runs);
-    let planes = grid.nz.div_ceil(runs);
-    let i_start = run * planes;
-    (band * grid_dim_y() + block_idx_y(), i_start, (i_start + planes).min(grid.nz))
 }
 
 /// Where one thread of the high-order stars' and the box's streaming kernels works: as in the

@@ -131,13 +131,11 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     fn streaming_launch(&self, shape: StreamingShape) -> Result<(CudaFunction, LaunchConfig, String)> {
         let shape = streaming::fit(shape, self.grid, T::NAME);
         let function = self.gpu.function(&streaming::entry_point(shape, T::NAME)?)?;
-        // Bands of about as many tiles as fit on the GPU at once (`launch_config_in_bands`).
-        let [bx, by] = shape.block;
-        let resident = self.gpu.resident_blocks(&function, bx * by, 0)?;
-        let config = streaming::launch_config_in_bands(shape, self.grid, resident as u32)?;
+        let config = streaming::launch_config(shape, self.grid)?;
         let most = function
             .max_threads_per_block()
             .context(|| "reading the streaming kernel's largest block".into())?;
+        let [bx, by] = shape.block;
         if (bx * by) as i32 > most {
             return Err(Error::BadArgument(format!(
                 "a streaming block of {bx}×{by} threads is over the {most} this kernel's registers allow ({})",

@@ -91,16 +91,6 @@ pub fn fill(shape: StreamingShape, grid: Grid3, multiprocessors: u32) -> Streami
 /// Blocks of `shape.block` threads cover the x–y plane, each thread a `rows × vector` patch;
 /// `⌈nz / planes⌉` blocks share each column of patches along z.
 pub fn launch_config(shape: StreamingShape, grid: Grid3) -> Result<LaunchConfig> {
-    launch_config_in_bands(shape, grid, u32::MAX)
-}
-
-/// As [`launch_config`], with the rows of tiles in bands of about `band_tiles` tiles (whole rows,
-/// at least one): `gridDim.y` is the rows of a band and `gridDim.z` the runs along z times the
-/// bands, runs fastest, so that a band's run `c + 1` is launched right after its run `c` and
-/// finds the planes they share in L2 (the seven-point kernel's `block_place`). With
-/// `band_tiles` at least the tiles of a plane there is one band: [`launch_config`]'s layout, the
-/// only one the high-order kernels read.
-pub fn launch_config_in_bands(shape: StreamingShape, grid: Grid3, band_tiles: u32) -> Result<LaunchConfig> {
     let [bx, by] = shape.block;
     if bx == 0 || by == 0 || bx * by > 1024 || shape.planes == 0 {
         return Err(Error::BadArgument(format!(
@@ -114,10 +104,11 @@ pub fn launch_config_in_bands(shape: StreamingShape, grid: Grid3, band_tiles: u3
             shape.kernel.vector, grid.nx
         )));
     }
-    let (columns, rows) =
-        (grid.nx.div_ceil(shape.block_points_x()), grid.ny.div_ceil(shape.block_points_y()));
-    let band_rows = (band_tiles / columns).clamp(1, rows);
-    let grid_dim = (columns, band_rows, grid.nz.div_ceil(shape.planes) * rows.div_ceil(band_rows));
+    let grid_dim = (
+        grid.nx.div_ceil(shape.block_points_x()),
+        grid.ny.div_ceil(shape.block_points_y()),
+        grid.nz.div_ceil(shape.planes),
+    );
     if grid_dim.1 > MAX_GRID_YZ || grid_dim.2 > MAX_GRID_YZ {
         return Err(Error::BadShape(format!(
             "the streaming kernel would need {}×{} blocks along y×z for a {}×{}×{} grid, over CUDA's limit of {MAX_GRID_YZ}",
@@ -206,24 +197,6 @@ mod tests {
         );
         let odd = launch_config(shape.with_vector(1), Grid3 { nx: 33, ny: 31, nz: 29 }).unwrap();
         assert_eq!(odd.grid_dim, (2, 4, 1));
-    }
-
-    #[test]
-    fn bands_of_rows_put_each_runs_successor_right_after_it() {
-        let shape = STREAMING_F64;
-        let grid = Grid3 { nx: 1024, ny: 512, nz: 256 };
-        // 16 columns × 32 rows of 64 × 16 tiles, 8 runs of 32 planes.
-        let one_band = launch_config(shape, grid).unwrap();
-        assert_eq!(one_band.grid_dim, (16, 32, 8));
-        // About 264 tiles a band: 16 rows, two bands, 8 runs each.
-        let banded = launch_config_in_bands(shape, grid, 264).unwrap();
-        assert_eq!(banded.grid_dim, (16, 16, 16));
-        // Bands of whole rows, at least one; a band past the rows is one band.
-        assert_eq!(launch_config_in_bands(shape, grid, 1).unwrap().grid_dim, (16, 1, 8 * 32));
-        assert_eq!(launch_config_in_bands(shape, grid, 100_000).unwrap().grid_dim, one_band.grid_dim);
-        // 30 rows of tiles in bands of 16: the second band has 14 rows, its blocks past them return.
-        let uneven = Grid3 { ny: 480, ..grid };
-        assert_eq!(launch_config_in_bands(shape, uneven, 256).unwrap().grid_dim, (16, 16, 16));
     }
 
     #[test]
