@@ -31,6 +31,7 @@ mod order;
 mod path;
 mod pipelined;
 mod sequential;
+mod set_ops;
 mod tiled;
 pub mod tiles;
 
@@ -51,4 +52,5 @@ pub use order::{Ascending, ByUpper16, Descending, KeyOrder};
 pub use path::{PathTile, merge_path, merge_path_partition, merge_path_partition_thread};
 pub use pipelined::{block_tiles, merge_path_pipelined, pipeline_slot};
 pub use sequential::{RankIndex, co_rank, co_rank_by, co_rank_in, merge_sequential, merge_sequential_by};
+pub use set_ops::{SetOperation, balanced_split, set_walk};
 pub use tiled::{TileBuffers, TiledBlock, merge_tiled};

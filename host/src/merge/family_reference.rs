@@ -13,24 +13,7 @@ pub enum Source {
     B(usize),
 }
 
-/// A set operation on sorted multisets. For a key found `m` times in A and `n` times in B (its
-/// run in each), the output holds, as `std::set_*` do:
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum SetOperation {
-    /// all `m` from A, then the last `max(n − m, 0)` from B;
-    Union,
-    /// the first `min(m, n)` from A;
-    Intersection,
-    /// the last `max(m − n, 0)` from A;
-    Difference,
-    /// the last `m − n` from A if `m > n`, else the last `n − m` from B.
-    SymmetricDifference,
-}
-
-impl SetOperation {
-    /// Every operation.
-    pub const ALL: [Self; 4] = [Self::Union, Self::Intersection, Self::Difference, Self::SymmetricDifference];
-}
+pub use gpu_kernels::merge::SetOperation;
 
 /// The sources of the stable merge of sorted `a` and `b` (on equal keys A's first).
 pub fn merge_sources<K: MergeKey>(a: &[K], b: &[K]) -> Vec<Source> {
@@ -185,6 +168,23 @@ mod tests {
             }
             let merged = gather(&merge_sources(&a, &b), &a, &b);
             prop_assert_eq!(merged, crate::merge::merge_reference(&a, &b));
+        }
+
+        /// The kernels' serial walk (`gpu_kernels::merge::set_walk`) names the same sources as
+        /// this reference, for every operation.
+        #[test]
+        fn the_kernels_walk_equals_the_reference(a in sorted(40), b in sorted(40)) {
+            for op in SetOperation::ALL {
+                let mut walked = Vec::new();
+                // SAFETY: slices of their lengths, sorted.
+                unsafe {
+                    gpu_kernels::merge::set_walk::<_, gpu_kernels::merge::Ascending, _, _>(
+                        op, a.as_ptr(), a.len(), b.as_ptr(), b.len(),
+                        |from_b, i| walked.push(if from_b { Source::B(i) } else { Source::A(i) }),
+                    )
+                };
+                prop_assert_eq!(walked, set_sources(op, &a, &b), "{:?}", op);
+            }
         }
     }
 }
