@@ -106,7 +106,7 @@ impl PathTile {
     /// position `tid + k * BLOCK`. Values of up to 8 bytes are all loaded before the first is
     /// stored (the stores could alias the loads, as far as the compiler knows, so it would not
     /// hoist them), so a thread waits for DRAM once, not once per vector
-    /// ([`VALUES_IN_FLIGHT_BYTES`]); wider ones are stored as loaded.
+    /// (`VALUES_IN_FLIGHT_BYTES`, 128); wider ones are stored as loaded.
     ///
     /// # Safety
     /// The sources are in `sources`, written by every thread before a barrier, and name keys in
