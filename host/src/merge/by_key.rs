@@ -157,12 +157,14 @@ pub fn shapes(dtype: &str) -> &'static [PathShape] {
 /// The merge-by-key kernel of `shape` for `dtype` keys sorted in `order` (`asc`, `desc`,
 /// `upper16`; other than ascending, at the default shape only) and values of `value_bytes`.
 pub fn entry_point_in(shape: PathShape, dtype: &str, order: &str, value_bytes: usize) -> Result<String> {
+    // The shape and the value size must be built, in any order.
     let ascending = entry_point(shape, dtype, value_bytes)?;
     if order == "asc" {
         return Ok(ascending);
     }
     path::check_ordered(shape, dtype, order)?;
-    Ok(ascending.replacen("merge_path_by_key_", &format!("merge_path_{order}_by_key_"), 1))
+    let PathShape { block_threads, items, .. } = shape;
+    Ok(format!("merge_path_{order}_by_key_b{block_threads}_i{items}_{dtype}_v{value_bytes}"))
 }
 
 /// The merge-by-key kernel of `shape` for `dtype` keys and values of `value_bytes`, if built.
