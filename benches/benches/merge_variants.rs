@@ -5,7 +5,8 @@
 //! per thread); and the book's coarsening sweep (keys per thread), which shows the cost of a
 //! binary search per few keys; merge by key (i32 keys with u32 values, f64 with u64) at 2^27 +
 //! 2^27 uniform and few-unique keys, at every shape built, against a copy of the keys and the
-//! values. Each sample is one launch (merge path: its partition and merge)
+//! values; the set operations (i32 and f64 keys, the same cases) at every shape built, against the
+//! copy of A and B. Each sample is one launch (merge path: its partition and merge)
 //! timed with CUDA events; inputs are fresh random sorted keys. `thrust::merge` runs as a peer
 //! in `benches/peers/merge_peers.py`. Without a GPU: one line, exit 0.
 
@@ -14,9 +15,10 @@ use std::process::exit;
 use benches::{Twins, criterion, from_ms, merge_twin_source, open_gpu, write_gpu_info};
 use criterion::{BenchmarkId, Criterion, Throughput};
 use cudarc::driver::{CudaFunction, LaunchConfig};
-use host::merge::family_reference::merge_by_key_reference;
+use host::merge::family_reference::{gather, merge_by_key_reference, set_sources};
+use host::merge::set_ops::{self, OPERATIONS};
 use host::merge::{
-    Distribution, HostKey, MergeByKeyProblem, MergeProblem, MergeVariant, SourceValue, by_key,
+    Distribution, HostKey, MergeByKeyProblem, MergeProblem, MergeVariant, SetProblem, SourceValue, by_key,
     first_difference, first_value_difference, path, source_values,
 };
 use host::{Gpu, Result, random};
@@ -173,6 +175,40 @@ fn by_key<K: HostKey, V: SourceValue>(
     group.finish();
 }
 
+/// Every set operation on keys of `K` at every shape built for `K`, each checked against the CPU
+/// walk, and the copy of A and B; throughput counts input keys.
+fn set_operations<K: HostKey>(
+    c: &mut Criterion,
+    gpu: &Gpu,
+    (case, distribution, m, n): (&str, Distribution, usize, usize),
+) {
+    let (a, b) = or_exit(distribution.generate::<K>(m, n, random::fresh_seed()));
+    let mut problem = or_exit(SetProblem::new(gpu, &a, &b));
+    for (operation, name) in OPERATIONS {
+        let expected = gather(&set_sources(operation, &a, &b), &a, &b);
+        let mut group = c.benchmark_group(format!("merge_set/{case}-{}-{name}", K::NAME));
+        group.throughput(Throughput::Elements((m + n) as u64));
+        group.bench_function("copy", |b| {
+            b.iter_custom(|iters| from_ms(total_ms(iters, || problem.copy_ms())))
+        });
+        for &shape in set_ops::shapes(K::NAME) {
+            or_exit(problem.run_shape(operation, shape));
+            if let Some(index) = first_difference(&or_exit(problem.output()), &expected) {
+                eprintln!(
+                    "{BENCH}: set {name} {} differs from the reference at {index}",
+                    path::Describe(shape)
+                );
+                exit(1);
+            }
+            let parameter = path::Describe(shape).to_string();
+            group.bench_function(BenchmarkId::new("rust/set-path", &parameter), |b| {
+                b.iter_custom(|iters| from_ms(total_ms(iters, || problem.run_shape(operation, shape))))
+            });
+        }
+        group.finish();
+    }
+}
+
 fn coarsening<K: HostKey>(c: &mut Criterion, gpu: &Gpu, twins: Option<&Twins>) {
     let (case, m, n) = SWEEP_CASE;
     let mut problem = problem::<K>(gpu, Distribution::Uniform, m, n);
@@ -213,6 +249,10 @@ fn main() {
     for case in BY_KEY_CASES {
         by_key::<i32, u32>(&mut c, &gpu, case);
         by_key::<f64, u64>(&mut c, &gpu, case);
+    }
+    for case in BY_KEY_CASES {
+        set_operations::<i32>(&mut c, &gpu, case);
+        set_operations::<f64>(&mut c, &gpu, case);
     }
     coarsening::<i32>(&mut c, &gpu, twins.as_ref());
     coarsening::<f64>(&mut c, &gpu, twins.as_ref());

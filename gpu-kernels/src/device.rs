@@ -292,9 +292,9 @@ pub unsafe fn store_if<T: Copy>(ptr: *mut T, value: T, condition: bool) {
     }
 }
 
-/// Exchanging registers between the lanes of a warp (`__shfl_up_sync` / `__shfl_down_sync`
-/// with every lane taking part). Values of 4 or 8 bytes; an 8-byte value moves as two 32-bit
-/// shuffles.
+/// Exchanging registers between the lanes of a warp (`__shfl_up_sync`, `__shfl_down_sync`,
+/// `__shfl_xor_sync`, `__ballot_sync`, with every lane taking part). Values of 4 or 8 bytes; an
+/// 8-byte value moves as two 32-bit shuffles.
 pub mod warp {
     /// Lanes in a warp.
     pub const LANES: u32 = 32;
@@ -313,11 +313,51 @@ pub mod warp {
         by_words(value, |word| shuffle_word(word, Direction::Down))
     }
 
-    /// Which neighbour a lane reads: the lane below (`shfl.up`) or above (`shfl.down`).
+    /// The `value` of lane `lane − delta`; lanes below `delta` get their own (`__shfl_up_sync`
+    /// with a lane distance known only at run time). Converged, as [`from_lane_below`].
+    #[inline(always)]
+    pub fn from_lanes_below<T: Copy>(value: T, delta: u32) -> T {
+        by_words(value, |word| shuffle_word(word, Direction::UpBy(delta)))
+    }
+
+    /// The `value` of lane `lane ^ mask` (`__shfl_xor_sync`: a butterfly step of a warp-wide
+    /// reduction). Converged, as [`from_lane_below`].
+    #[inline(always)]
+    pub fn from_lane_xor<T: Copy>(value: T, mask: u32) -> T {
+        by_words(value, |word| shuffle_word(word, Direction::Xor(mask)))
+    }
+
+    /// A bit per lane of the warp, set where that lane's `predicate` holds
+    /// (`__ballot_sync(0xffffffff, predicate)`). Converged, as [`from_lane_below`].
+    #[inline(always)]
+    pub fn ballot(predicate: bool) -> u32 {
+        #[cfg(target_arch = "nvptx64")]
+        {
+            let bits: u32;
+            // SAFETY: a full-warp vote touches registers only; not `pure`, as the shuffles.
+            unsafe {
+                core::arch::asm!(
+                    "{{ .reg .pred p; setp.ne.u32 p, {x}, 0; vote.sync.ballot.b32 {d}, p, 0xffffffff; }}",
+                    d = out(reg32) bits, x = in(reg32) u32::from(predicate), options(nostack, preserves_flags)
+                )
+            };
+            bits
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        {
+            let _ = predicate;
+            super::host_call("warp votes")
+        }
+    }
+
+    /// Which lane a lane reads: the one below (`shfl.up`) or above (`shfl.down`), `delta` below,
+    /// or the lane whose index differs by the bits of a mask (`shfl.bfly`).
     #[derive(Clone, Copy, PartialEq, Eq)]
     enum Direction {
         Up,
         Down,
+        UpBy(u32),
+        Xor(u32),
     }
 
     /// One full-warp shuffle of a 32-bit word by one lane.
@@ -334,6 +374,16 @@ pub mod warp {
                         d = out(reg32) moved, a = in(reg32) word, options(nostack, preserves_flags)),
                     Direction::Down => core::arch::asm!("shfl.sync.down.b32 {d}, {a}, 1, 31, 0xffffffff;",
                         d = out(reg32) moved, a = in(reg32) word, options(nostack, preserves_flags)),
+                    Direction::UpBy(delta) => {
+                        core::arch::asm!("shfl.sync.up.b32 {d}, {a}, {b}, 0, 0xffffffff;",
+                        d = out(reg32) moved, a = in(reg32) word, b = in(reg32) delta,
+                        options(nostack, preserves_flags))
+                    }
+                    Direction::Xor(mask) => {
+                        core::arch::asm!("shfl.sync.bfly.b32 {d}, {a}, {b}, 31, 0xffffffff;",
+                        d = out(reg32) moved, a = in(reg32) word, b = in(reg32) mask,
+                        options(nostack, preserves_flags))
+                    }
                 }
             };
             moved
@@ -359,6 +409,52 @@ pub mod warp {
                 core::mem::transmute_copy(&(u64::from(high) << 32 | u64::from(low)))
             }
         }
+    }
+}
+
+/// Reads the 8 bytes at `ptr` in global memory as one relaxed atomic access at GPU scope
+/// (`ld.relaxed.gpu.global.u64`): never torn, never served from a stale L1 line, so a word
+/// another block stores with [`store_relaxed_u64`] is seen whole, old or new.
+///
+/// # Safety
+/// `ptr` points into a global-memory allocation, 8-byte aligned.
+#[inline(always)]
+pub unsafe fn load_relaxed_u64(ptr: *const u64) -> u64 {
+    #[cfg(target_arch = "nvptx64")]
+    {
+        let word: u64;
+        // SAFETY: per the caller; not `pure`, so a polling loop reads again each time.
+        unsafe {
+            core::arch::asm!("ld.relaxed.gpu.global.u64 {d}, [{p}];", d = out(reg64) word, p = in(reg64) ptr,
+                options(nostack, preserves_flags))
+        };
+        word
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: per the caller (one host thread at a time).
+    unsafe {
+        ptr.read_volatile()
+    }
+}
+
+/// Writes the 8 bytes `word` to `ptr` in global memory as one relaxed atomic access at GPU
+/// scope (`st.relaxed.gpu.global.u64`), for [`load_relaxed_u64`] in other blocks.
+///
+/// # Safety
+/// `ptr` points into a global-memory allocation, 8-byte aligned; other threads access it only
+/// through these two functions.
+#[inline(always)]
+pub unsafe fn store_relaxed_u64(ptr: *mut u64, word: u64) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: per the caller.
+    unsafe {
+        core::arch::asm!("st.relaxed.gpu.global.u64 [{p}], {w};", p = in(reg64) ptr, w = in(reg64) word,
+            options(nostack, preserves_flags))
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    // SAFETY: per the caller (one host thread at a time).
+    unsafe {
+        ptr.write_volatile(word)
     }
 }
 

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::{self, CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{
-    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtrMut, DeviceRepr,
-    LaunchConfig,
+    CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
+    DeviceRepr, LaunchConfig,
 };
 use cudarc::nvrtc::Ptx;
 use gpu_kernels::KernelParam;
@@ -289,6 +289,16 @@ impl Gpu {
         self.stream
             .clone_dtoh(buffer)
             .context(|| format!("copying {} from the GPU", human_bytes(buffer.num_bytes())))
+    }
+
+    /// Copies `source` (a device buffer or a view of part of one) into `host`, which has room
+    /// for it, and waits for the stream.
+    pub fn download_into<T: DeviceRepr>(&self, source: &impl DevicePtr<T>, host: &mut [T]) -> Result<()> {
+        let bytes = source.num_bytes();
+        self.stream
+            .memcpy_dtoh(source, host)
+            .context(|| format!("copying {} from the GPU", human_bytes(bytes)))?;
+        self.synchronize()
     }
 
     /// Fills every byte of `buffer` with `0xFF` (NaN for floats, `-1`/`MAX` for integers),

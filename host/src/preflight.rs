@@ -159,6 +159,10 @@ pub struct MergeNeed {
     pub key_bytes: u64,
     /// Bytes per value that travels with a key (merge by key), 0 for keys alone.
     pub value_bytes: u64,
+    /// 8-byte words of the partition per tile of [`MIN_TILE`](Self::MIN_TILE) keys: one for a
+    /// merge (its co-rank), two for a set operation (its balanced split and status word, three
+    /// words per tile of at least twice that size).
+    pub partition_words: u64,
     /// `"i32"`, `"u32"`, `"i64"`, `"f32"` or `"f64"`.
     pub dtype: &'static str,
 }
@@ -166,7 +170,19 @@ pub struct MergeNeed {
 impl MergeNeed {
     /// The need of a merge of `m + n` keys of `K`.
     pub fn of<K: HostKey>(m: usize, n: usize) -> Self {
-        Self { m: m as u64, n: n as u64, key_bytes: size_of::<K>() as u64, value_bytes: 0, dtype: K::NAME }
+        Self {
+            m: m as u64,
+            n: n as u64,
+            key_bytes: size_of::<K>() as u64,
+            value_bytes: 0,
+            partition_words: 1,
+            dtype: K::NAME,
+        }
+    }
+
+    /// The need of a set operation on `m + n` keys of `K` (its output buffer holds `m + n`).
+    pub fn set_operation<K: HostKey>(m: usize, n: usize) -> Self {
+        Self { partition_words: 2, ..Self::of::<K>(m, n) }
     }
 
     /// The need of a merge by key of `m + n` keys of `K`, each with a value of `value_bytes`.
@@ -197,7 +213,12 @@ impl MergeNeed {
     /// Bytes on the GPU: A, B, the result and merge path's partition array.
     pub fn device_bytes(&self) -> u128 {
         let total = self.total();
-        total * self.element_bytes() * Self::DEVICE_COPIES + (total / Self::MIN_TILE + 2) * 8
+        total * self.element_bytes() * Self::DEVICE_COPIES + (total / Self::MIN_TILE + 2) * 8 * self.words()
+    }
+
+    /// [`partition_words`](Self::partition_words), at least one.
+    fn words(&self) -> u128 {
+        u128::from(self.partition_words.max(1))
     }
 
     /// Bytes on the host: `copies` keys per output key.
@@ -224,9 +245,10 @@ impl MergeNeed {
         if need <= u128::from(free) {
             return Ok(());
         }
-        // device_bytes(t) <= t · (2K + 8 / MIN_TILE) + 16, solved for t.
-        let per_tile = self.element_bytes() * Self::DEVICE_COPIES * Self::MIN_TILE + 8;
-        let largest = u128::from(free).saturating_sub(RESERVE + 16) * Self::MIN_TILE / per_tile;
+        // device_bytes(t) <= t · (2K + 8w / MIN_TILE) + 16w, solved for t.
+        let per_tile = self.element_bytes() * Self::DEVICE_COPIES * Self::MIN_TILE + 8 * self.words();
+        let largest =
+            u128::from(free).saturating_sub(RESERVE + 16 * self.words()) * Self::MIN_TILE / per_tile;
         Err(Error::OutOfMemory(format!(
             "{} needs {} on the GPU (A, B and the result); {} are free; the largest m + n that fits is {largest}",
             self.describe(),
@@ -330,7 +352,14 @@ mod tests {
         assert!(huge.bytes(StencilNeed::DEVICE_GRIDS) > u128::from(u64::MAX));
         let err = huge.check_device(u64::MAX).unwrap_err();
         assert!(matches!(err, Error::OutOfMemory(_)), "{err}");
-        let merge = MergeNeed { m: u64::MAX, n: u64::MAX, key_bytes: 8, value_bytes: 0, dtype: "i64" };
+        let merge = MergeNeed {
+            m: u64::MAX,
+            n: u64::MAX,
+            key_bytes: 8,
+            value_bytes: 0,
+            partition_words: 1,
+            dtype: "i64",
+        };
         assert!(merge.device_bytes() > u128::from(u64::MAX));
         assert!(merge.check_device(u64::MAX).is_err());
         assert!(merge.check_host(false, Some(u64::MAX)).is_err());
@@ -365,7 +394,8 @@ mod tests {
 
     #[test]
     fn merge_needs_name_the_largest_total_that_fits() {
-        let need = MergeNeed { m: 1 << 40, n: 1, key_bytes: 4, value_bytes: 0, dtype: "i32" };
+        let need =
+            MergeNeed { m: 1 << 40, n: 1, key_bytes: 4, value_bytes: 0, partition_words: 1, dtype: "i32" };
         let err = need.check_device(139 * GB).unwrap_err().to_string();
         assert!(
             err.starts_with("out of memory: a merge of 1099511627776 + 1 i32 keys needs 8.81 TB on the GPU"),
@@ -377,10 +407,17 @@ mod tests {
         // The total named fits, split any way.
         let fits = MergeNeed { m: (largest / 2) as u64, n: (largest - largest / 2) as u64, ..need };
         fits.check_device(139 * GB).unwrap();
-        let err = MergeNeed { m: 1 << 36, n: 1 << 36, key_bytes: 8, value_bytes: 0, dtype: "i64" }
-            .check_host(true, Some(120 * GB))
-            .unwrap_err()
-            .to_string();
+        let err = MergeNeed {
+            m: 1 << 36,
+            n: 1 << 36,
+            key_bytes: 8,
+            value_bytes: 0,
+            partition_words: 1,
+            dtype: "i64",
+        }
+        .check_host(true, Some(120 * GB))
+        .unwrap_err()
+        .to_string();
         assert!(err.contains("A, B, the result and the CPU reference"), "{err}");
         let unverified = (120 * u128::from(GB) - RESERVE) / 16;
         let hint = format!("--no-verify drops the reference (the largest m + n then is {unverified})");

@@ -249,3 +249,75 @@ ordered_entry_points! {
     ];
     UPPER16_KEY_TYPES: super::ByUpper16, upper16 => [u32: (256, 21)];
 }
+
+/// Stamps out the set operations for each key type, ascending: the partition
+/// `set_partition_<t>(a, m, b, n, tile_size, splits, status)` and, for each operation and each
+/// listed `(BLOCK, ITEMS)`, the kernel `set_<op>_b<BLOCK>_i<ITEMS>_<t>(a, m, b, n, c, splits,
+/// status)`; and the shapes as `$list` for the host. The host runs the partition for the
+/// shape's tile size first (it writes `2 (tiles + 1)` splits and clears `tiles` status words),
+/// then one block of `BLOCK` threads per tile with the shape's set-operation shared memory.
+macro_rules! set_entry_points {
+    ($($list:ident: $t:ident => [$(($block:literal, $items:literal)),* $(,)?];)*) => {$(
+        #[doc = concat!("Every set-operation shape built for `", stringify!($t), "` keys.")]
+        pub const $list: &[super::tiles::PathShape] = &[$(super::tiles::PathShape::new($block, $items),)*];
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn ${concat(set_partition_, $t)}(
+            a: *const $t,
+            m: u64,
+            b: *const $t,
+            n: u64,
+            tile_size: u64,
+            splits: *mut u64,
+            status: *mut u64,
+        ) {
+            // SAFETY: the host passes inputs of `m` and `n` keys, sorted ascending and NaN-free,
+            // room for the splits and status words above, and `tile_size > 0`.
+            unsafe {
+                super::set_partition::<$t, super::Ascending>(
+                    a, m as usize, b, n as usize, tile_size as usize, splits.cast(), status,
+                )
+            }
+        }
+        $(
+            set_entry_point!(union, Union, $t, $block, $items);
+            set_entry_point!(intersection, Intersection, $t, $block, $items);
+            set_entry_point!(difference, Difference, $t, $block, $items);
+            set_entry_point!(symmetric_difference, SymmetricDifference, $t, $block, $items);
+        )*
+    )*};
+}
+
+/// One set-operation kernel, `set_<op>_b<BLOCK>_i<ITEMS>_<t>(a, m, b, n, c, splits, status)`.
+macro_rules! set_entry_point {
+    ($name:ident, $operation:ident, $t:ident, $block:literal, $items:literal) => {
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn ${concat(set_, $name, _b, $block, _i, $items, _, $t)}(
+            a: *const $t,
+            _m: u64,
+            b: *const $t,
+            _n: u64,
+            c: *mut $t,
+            splits: *const u64,
+            status: *mut u64,
+        ) {
+            // SAFETY: per the launch described above; `c` has room for the operation's outputs.
+            unsafe {
+                super::set_operation::<$t, super::Ascending, $block, $items, { $items + 1 }>(
+                    super::SetOperation::$operation, a, b, c, splits.cast(), status,
+                )
+            }
+        }
+    };
+}
+
+// The defaults (`tiles::SET_4_BYTE`, `SET_8_BYTE`) for every key type, and for i32 and f64 keys
+// the benchmarks' sweep.
+set_entry_points! {
+    SET_SHAPES_I32: i32 => [(256, 15), (256, 7), (256, 11), (256, 21), (128, 15)];
+    SET_SHAPES_U32: u32 => [(256, 15)];
+    SET_SHAPES_F32: f32 => [(256, 15)];
+    SET_SHAPES_I64: i64 => [(256, 11)];
+    SET_SHAPES_F64: f64 => [(256, 11), (256, 7), (256, 15), (128, 11)];
+}

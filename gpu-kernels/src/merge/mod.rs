@@ -27,11 +27,13 @@ mod circular;
 mod circular_buffer;
 mod entry;
 mod keys;
+pub mod lookback;
 mod order;
 mod path;
 mod pipelined;
 mod sequential;
 mod set_ops;
+mod set_path;
 mod tiled;
 pub mod tiles;
 
@@ -45,12 +47,17 @@ pub use circular_buffer::{Circular, co_rank_circular, merge_sequential_circular}
 pub use entry::{
     BY_KEY_SHAPES_F32, BY_KEY_SHAPES_F64, BY_KEY_SHAPES_I32, BY_KEY_SHAPES_I64, BY_KEY_SHAPES_U32,
     DESCENDING_KEY_TYPES, PATH_SHAPES_F32, PATH_SHAPES_F64, PATH_SHAPES_I32, PATH_SHAPES_I64,
-    PATH_SHAPES_U32, UPPER16_KEY_TYPES,
+    PATH_SHAPES_U32, SET_SHAPES_F32, SET_SHAPES_F64, SET_SHAPES_I32, SET_SHAPES_I64, SET_SHAPES_U32,
+    UPPER16_KEY_TYPES,
 };
 pub use keys::{KeyReader, KeyRun, KeyWriter, MergeKey, SharedKeys};
 pub use order::{Ascending, ByUpper16, Descending, KeyOrder};
 pub use path::{PathTile, merge_path, merge_path_partition, merge_path_partition_thread};
 pub use pipelined::{block_tiles, merge_path_pipelined, pipeline_slot};
 pub use sequential::{RankIndex, co_rank, co_rank_by, co_rank_in, merge_sequential, merge_sequential_by};
-pub use set_ops::{SetOperation, balanced_split, set_walk};
+pub use set_ops::{SetOperation, balanced_split, set_walk, set_walk_steps};
+pub use set_path::{
+    set_operation, set_partition, set_partition_thread, set_tile, split_thread, stage_thread, store_thread,
+    walk_thread,
+};
 pub use tiled::{TileBuffers, TiledBlock, merge_tiled};

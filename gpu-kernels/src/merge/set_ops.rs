@@ -13,9 +13,11 @@
 //! the piece after starts one later (the "star" of Baxter's balanced path in ModernGPU, derived
 //! here from the walk).
 
+use core::hint::select_unpredictable;
+
 use super::keys::{KeyReader, MergeKey};
 use super::order::KeyOrder;
-use super::sequential::co_rank_in;
+use super::sequential::{RankIndex, co_rank_in};
 
 /// A set operation on sorted multisets. For a key found `m` times in A and `n` times in B (its
 /// runs), the output holds, as `std::set_*` do:
@@ -108,77 +110,181 @@ where
     count
 }
 
+/// One thread's piece of the walk, A's keys `i..i_end` and B's `j..j_end`, in exactly `STEPS`
+/// steps without a branch on the keys: step `k` calls `emit(k, keep, key, from_b, index)`, where
+/// `keep` says whether the step outputs `key` (A's `index` unless `from_b`); steps after the
+/// piece is used up keep nothing. A piece between balanced splits `ITEMS` diagonals apart takes
+/// at most `ITEMS + 1` steps (each step consumes one key, or a pair). Returns how many are kept.
+///
+/// The keys at `i_end` and `j_end` are read (and not used) once a run is used up: the kernel's
+/// tiles have end marks there.
+///
+/// # Safety
+/// `a` holds keys `i..=i_end` and `b` holds `j..=j_end`, sorted in `O`, with `i <= i_end` and
+/// `j <= j_end`; no other thread writes them.
+#[inline(always)]
+pub unsafe fn set_walk_steps<K, O, A, B, I, const STEPS: usize>(
+    operation: SetOperation,
+    a: A,
+    (mut i, i_end): (I, I),
+    b: B,
+    (mut j, j_end): (I, I),
+    mut emit: impl FnMut(usize, bool, K, bool, I),
+) -> u32
+where
+    K: MergeKey,
+    O: KeyOrder<K>,
+    A: KeyReader<K>,
+    B: KeyReader<K>,
+    I: RankIndex,
+{
+    let mut kept = 0;
+    for k in 0..STEPS {
+        // SAFETY: i <= i_end and j <= j_end throughout (each grows only while below its end).
+        let (a_key, b_key) = unsafe { (a.load(i.to_usize()), b.load(j.to_usize())) };
+        let (a_live, b_live) = (i < i_end, j < j_end);
+        let (a_first, b_first) = (O::before(a_key, b_key), O::before(b_key, a_key));
+        // A's key alone, B's alone, or a pair of equivalent keys (consumed together).
+        let take_a = a_live & (!b_live | a_first);
+        let take_b = b_live & (!a_live | b_first);
+        let pair = a_live & b_live & !a_first & !b_first;
+        let keep = (take_a & operation.keeps_unmatched_a())
+            | (take_b & operation.keeps_unmatched_b())
+            | (pair & operation.keeps_pairs());
+        emit(k, keep, select_unpredictable(take_b, b_key, a_key), take_b, select_unpredictable(take_b, j, i));
+        kept += u32::from(keep);
+        i = select_unpredictable(take_a | pair, i + I::ONE, i);
+        j = select_unpredictable(take_b | pair, j + I::ONE, j);
+    }
+    kept
+}
+
 /// The first index in `lo..hi` of `run` whose key is not before `x` (`after == false`) or is
-/// after `x` (`after == true`): the start or the end of `x`'s run, searched in `lo..hi`.
+/// after `x` (`after == true`), by binary search; `hi` if there is none.
 ///
 /// # Safety
 /// `run` holds at least `hi` keys, sorted in `O`; `lo <= hi`.
 #[inline(always)]
-unsafe fn bound<K: MergeKey, O: KeyOrder<K>, R: KeyReader<K>>(
+unsafe fn bound<K: MergeKey, O: KeyOrder<K>, R: KeyReader<K>, I: RankIndex>(
     run: R,
-    lo: usize,
-    hi: usize,
+    lo: I,
+    hi: I,
     x: K,
     after: bool,
-) -> usize {
+) -> I {
     let (mut lo, mut hi) = (lo, hi);
     while lo < hi {
-        let mid = lo + (hi - lo) / 2;
+        let mid = lo + (hi - lo).half();
         // SAFETY: lo <= mid < hi, inside the run.
-        let key = unsafe { run.load(mid) };
+        let key = unsafe { run.load(mid.to_usize()) };
         let past = if after { O::before(x, key) } else { !O::before(key, x) };
         if past {
             hi = mid;
         } else {
-            lo = mid + 1;
+            lo = mid + I::ONE;
         }
     }
     lo
+}
+
+/// Where the run of keys equivalent to `x` starts in `run[..i]`, whose keys go no later than
+/// `x`: galloping down from `i` (probes at `i − 1`, `i − 2`, `i − 4`, …), then a binary search
+/// in the last step. Runs of equal keys are short in most inputs, so this costs a probe or two
+/// where a search from 0 would cost `log₂ i`.
+///
+/// # Safety
+/// `run` holds at least `i` keys, sorted in `O`.
+#[inline(always)]
+unsafe fn run_start<K: MergeKey, O: KeyOrder<K>, R: KeyReader<K>, I: RankIndex>(run: R, i: I, x: K) -> I {
+    // Every key in `hi..i` is equivalent to `x`.
+    let (mut hi, mut step) = (i, I::ONE);
+    while hi > I::ZERO {
+        let probe = hi.saturating_sub(step);
+        // SAFETY: probe < hi <= i; the search stays in probe + 1 .. hi.
+        unsafe {
+            if O::before(run.load(probe.to_usize()), x) {
+                return bound::<K, O, R, I>(run, probe + I::ONE, hi, x, false);
+            }
+        }
+        (hi, step) = (probe, step + step);
+    }
+    I::ZERO
+}
+
+/// Where the run of keys equivalent to `x` ends in `run[i..len]`, whose keys go no earlier
+/// than `x`: galloping up from `i`, as [`run_start`] down.
+///
+/// # Safety
+/// `run` holds at least `len` keys, sorted in `O`; `i <= len`.
+#[inline(always)]
+unsafe fn run_end<K: MergeKey, O: KeyOrder<K>, R: KeyReader<K>, I: RankIndex>(
+    run: R,
+    i: I,
+    len: I,
+    x: K,
+) -> I {
+    // Every key in `i..lo` is equivalent to `x`.
+    let (mut lo, mut step) = (i, I::ONE);
+    while lo < len {
+        let probe = (lo + step - I::ONE).min(len - I::ONE);
+        // SAFETY: lo <= probe < len; the search stays in lo .. probe.
+        unsafe {
+            if O::before(x, run.load(probe.to_usize())) {
+                return bound::<K, O, R, I>(run, lo, probe, x, true);
+            }
+        }
+        (lo, step) = (probe + I::ONE, step + step);
+    }
+    len
 }
 
 /// The balanced split at output diagonal `diag` of A (`m` keys) and B (`n` keys), sorted in `O`:
 /// `(i, j)`, the walk's state after A's first `i` keys and B's first `j`, with `i + j` equal to
 /// `diag` or, where the paired part of a run needs it, `diag + 1`. Splitting the inputs at the
 /// balanced splits of increasing diagonals (the last at `(m, n)`) gives pieces whose walks,
-/// concatenated, are the walk over the whole; and the splits never decrease.
+/// concatenated, are the walk over the whole; and the splits never decrease. Indices are `I`:
+/// `usize` over whole arrays, `u32` inside a tile.
 ///
 /// It starts from merge path's co-rank; if that split falls inside a run of equivalent keys
 /// (`t` of the run's elements before it), it moves within the run to as many of its A copies as
 /// B copies, `⌈t / 2⌉` each, while both runs have them (the pairs the walk consumes together),
-/// and past that to the shorter run's whole and the longer one's excess.
+/// and past that to the shorter run's whole and the longer one's excess. The runs' ends are
+/// found by galloping from the split ([`run_start`], [`run_end`]).
 ///
 /// # Safety
 /// `diag <= m + n`; `a` holds `m` keys and `b` holds `n`, sorted in `O`, and no other thread
 /// writes them.
 #[inline(always)]
-pub unsafe fn balanced_split<K, O, A, B>(diag: usize, a: A, m: usize, b: B, n: usize) -> (usize, usize)
+pub unsafe fn balanced_split<K, O, A, B, I>(diag: I, a: A, m: I, b: B, n: I) -> (I, I)
 where
     K: MergeKey,
     O: KeyOrder<K>,
     A: KeyReader<K>,
     B: KeyReader<K>,
+    I: RankIndex,
 {
     // SAFETY: every index below is checked against its run's length, or bounded by a search
     // inside it; per the caller for the rest.
     unsafe {
-        let i = co_rank_in::<K, O, _, _, usize>(diag, a, m, b, n);
+        let i = co_rank_in::<K, O, _, _, I>(diag, a, m, b, n);
         let j = diag - i;
         // The key after the split, in the merge's order: A's next unless B's goes before it.
         let x = match (i < m, j < n) {
-            (true, true) if O::before(b.load(j), a.load(i)) => b.load(j),
-            (true, _) => a.load(i),
-            (false, true) => b.load(j),
+            (true, true) if O::before(b.load(j.to_usize()), a.load(i.to_usize())) => b.load(j.to_usize()),
+            (true, _) => a.load(i.to_usize()),
+            (false, true) => b.load(j.to_usize()),
             (false, false) => return (i, j),
         };
         // The run of `x` in each input: A's copies before B's in the merge, so a split inside A's
         // copies has none of B's before it.
-        let (a_start, b_start) = (bound::<K, O, _>(a, 0, i, x, false), bound::<K, O, _>(b, 0, j, x, false));
-        let (a_end, b_end) = (bound::<K, O, _>(a, i, m, x, true), bound::<K, O, _>(b, j, n, x, true));
+        let (a_start, b_start) = (run_start::<K, O, _, I>(a, i, x), run_start::<K, O, _, I>(b, j, x));
+        let (a_end, b_end) = (run_end::<K, O, _, I>(a, i, m, x), run_end::<K, O, _, I>(b, j, n, x));
         let (copies_a, copies_b) = (a_end - a_start, b_end - b_start);
         let before = (i - a_start) + (j - b_start);
         let pairs = copies_a.min(copies_b);
-        let (p, q) = if before <= 2 * pairs {
-            (before.div_ceil(2), before.div_ceil(2))
+        let (p, q) = if before <= pairs + pairs {
+            let half = (before + I::ONE).half();
+            (half, half)
         } else if copies_a > copies_b {
             (before - copies_b, copies_b)
         } else {
@@ -233,7 +339,7 @@ mod tests {
             .step_by(piece)
             // SAFETY: diag < m + n; slices of their lengths.
             .map(|diag| unsafe {
-                balanced_split::<_, Ascending, _, _>(diag, a.as_ptr(), a.len(), b.as_ptr(), b.len())
+                balanced_split::<_, Ascending, _, _, usize>(diag, a.as_ptr(), a.len(), b.as_ptr(), b.len())
             })
             .collect();
         out.push((a.len(), b.len()));
@@ -246,6 +352,48 @@ mod tests {
             v.sort_unstable();
             v
         })
+    }
+
+    /// The stepped walks of the pieces between balanced splits `piece` diagonals apart (in
+    /// `u32` indices), with an end mark after each input, concatenated.
+    fn stepped_walk<const STEPS: usize>(
+        op: SetOperation,
+        a: &[i32],
+        b: &[i32],
+        piece: usize,
+    ) -> Vec<(bool, usize)> {
+        let marked = |keys: &[i32]| keys.iter().copied().chain([i32::MAX]).collect::<Vec<_>>();
+        let (a_marked, b_marked) = (marked(a), marked(b));
+        let (m, n) = (a.len() as u32, b.len() as u32);
+        let split = |diag: usize| {
+            // SAFETY: diag <= m + n; slices of their lengths.
+            unsafe { balanced_split::<_, Ascending, _, _, u32>(diag as u32, a.as_ptr(), m, b.as_ptr(), n) }
+        };
+        let mut out = Vec::new();
+        for start in (0..a.len() + b.len()).step_by(piece) {
+            let ((i, j), (i_end, j_end)) = (split(start), split((start + piece).min(a.len() + b.len())));
+            let mut kept = 0;
+            // SAFETY: the marked inputs hold keys up to and including each end.
+            let count = unsafe {
+                set_walk_steps::<_, Ascending, _, _, u32, STEPS>(
+                    op,
+                    a_marked.as_ptr(),
+                    (i, i_end),
+                    b_marked.as_ptr(),
+                    (j, j_end),
+                    |_, keep, key, from_b, index| {
+                        if keep {
+                            let source = if from_b { b[index as usize] } else { a[index as usize] };
+                            assert_eq!(key, source);
+                            out.push((from_b, index as usize));
+                            kept += 1;
+                        }
+                    },
+                )
+            };
+            assert_eq!(count, kept);
+        }
+        out
     }
 
     proptest! {
@@ -274,6 +422,25 @@ mod tests {
                     pieces.extend(part.into_iter().map(|(from_b, k)| (from_b, k + if from_b { j0 } else { i0 })));
                 }
                 prop_assert_eq!(&pieces, &whole, "{:?}, pieces of {}", op, piece);
+            }
+        }
+
+        /// Pieces of `ITEMS` diagonals walked in `ITEMS + 1` fixed steps (the kernel's threads)
+        /// are the whole walk; `u32` splits equal `usize` ones.
+        #[test]
+        fn stepped_walks_of_pieces_are_the_whole_walk(a in sorted(60), b in sorted(60)) {
+            for op in SetOperation::ALL {
+                prop_assert_eq!(stepped_walk::<4>(op, &a, &b, 3), walk(op, &a, &b), "{:?}", op);
+                prop_assert_eq!(stepped_walk::<8>(op, &a, &b, 7), walk(op, &a, &b), "{:?}", op);
+            }
+            let wide = splits(&a, &b, 5);
+            let (m, n) = (a.len() as u32, b.len() as u32);
+            for (s, &(i, j)) in wide.iter().enumerate().take(wide.len() - 1) {
+                // SAFETY: diag <= m + n; slices of their lengths.
+                let narrow = unsafe {
+                    balanced_split::<_, Ascending, _, _, u32>((5 * s) as u32, a.as_ptr(), m, b.as_ptr(), n)
+                };
+                prop_assert_eq!(narrow, (i as u32, j as u32));
             }
         }
     }

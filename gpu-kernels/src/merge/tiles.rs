@@ -214,6 +214,41 @@ impl PathShape {
         self.shared_bytes(key_bytes) <= MAX_SHARED_BYTES
     }
 
+    /// Steps of a set-operation thread's walk (`merge/set_path.rs`): a piece between balanced
+    /// splits `items` diagonals apart has up to `items + 1` keys.
+    pub const fn set_steps(self) -> usize {
+        self.items + 1
+    }
+
+    /// The set-operation kernel's shared memory, in bytes from its start: the input buffer as
+    /// merge path's, laid out for threads of [`set_steps`](Self::set_steps) keys (a tile of
+    /// up to `tile + 1` keys, A's end marks and B's; its compacted outputs later reuse it), then
+    /// each thread's balanced split (`block + 1` of A's indices, as many of B's, `u32`).
+    pub const fn set_splits_offset(self, key_bytes: usize) -> usize {
+        let walk = Self::new(self.block_threads, self.set_steps());
+        (walk.input_keys(key_bytes) * key_bytes).next_multiple_of(16)
+    }
+
+    /// Then each warp's count of outputs (`u32`).
+    pub const fn set_totals_offset(self, key_bytes: usize) -> usize {
+        self.set_splits_offset(key_bytes) + 2 * 4 * (self.block_threads + 1)
+    }
+
+    /// Then the outputs of the tiles before this block's (`u64`), from the look-back.
+    pub const fn set_prefix_offset(self, key_bytes: usize) -> usize {
+        (self.set_totals_offset(key_bytes) + 4 * self.block_threads.div_ceil(32)).next_multiple_of(8)
+    }
+
+    /// Then the bulk loads' barrier (`u64`).
+    pub const fn set_barrier_offset(self, key_bytes: usize) -> usize {
+        self.set_prefix_offset(key_bytes) + 8
+    }
+
+    /// Dynamic shared memory per block of the set-operation kernel.
+    pub const fn set_shared_bytes(self, key_bytes: usize) -> usize {
+        self.set_barrier_offset(key_bytes) + 8
+    }
+
     /// Tiles (blocks) of a merge of `total` outputs; zero for an empty merge.
     pub const fn tiles(self, total: usize) -> usize {
         total.div_ceil(self.tile_size())
@@ -232,6 +267,19 @@ pub const PATH_4_BYTE: PathShape = PathShape::new(256, 21);
 /// ms) ahead of 256×15 (1.159), 128×19 (1.172) and 256×23 (1.173, 94 KB of shared memory per
 /// block: 2 blocks per SM).
 pub const PATH_8_BYTE: PathShape = PathShape::new(256, 11);
+
+/// The set-operation shape for 4-byte keys (i32, u32, f32) (`merge/set_path.rs`; a thread's
+/// kept keys live in registers, so fewer items per thread than merge path's keep more blocks
+/// per SM).
+pub const SET_4_BYTE: PathShape = PathShape::new(256, 15);
+
+/// The set-operation shape for 8-byte keys (i64, f64).
+pub const SET_8_BYTE: PathShape = PathShape::new(256, 11);
+
+/// The set-operation shape for keys of `key_bytes` bytes.
+pub const fn set_shape(key_bytes: usize) -> PathShape {
+    if key_bytes <= 4 { SET_4_BYTE } else { SET_8_BYTE }
+}
 
 /// The merge-path shape for keys of `key_bytes` bytes.
 pub const fn path_shape(key_bytes: usize) -> PathShape {

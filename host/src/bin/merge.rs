@@ -12,11 +12,11 @@ use std::process::ExitCode;
 use clap::{Parser, ValueEnum};
 use gpu_kernels::merge::tiles::PathShape;
 use host::gpu::PtxChoice;
-use host::merge::family_reference::merge_by_key_reference_in;
+use host::merge::family_reference::{gather, merge_by_key_reference_in, set_sources};
 use host::merge::{
     Ascending, ByUpper16, Descending, Distribution, HostKey, KeyOrder, MergeByKeyProblem, MergeProblem,
-    MergeVariant, Record8, Record16, SourceValue, check_sorted_in, first_difference, first_value_difference,
-    merge_reference_in, path, source_values,
+    MergeVariant, Record8, Record16, SetOperation, SetProblem, SourceValue, check_sorted_in,
+    first_difference, first_value_difference, merge_reference_in, path, set_ops, source_values,
 };
 use host::preflight::{self, MergeNeed};
 use host::progress::step;
@@ -93,6 +93,15 @@ struct Args {
     /// (--dtype all becomes u32).
     #[arg(long, value_enum, default_value_t = OrderArg::Asc)]
     order: OrderArg,
+    /// A set operation instead of a merge, with the multiset semantics of C++'s std::set_*
+    /// (a key m times in A and n times in B: union keeps max(m, n) copies, intersection
+    /// min(m, n), difference max(m - n, 0), symmetric-difference |m - n|), on ascending keys;
+    /// checked key by key against a CPU walk and timed against the copy of A and B (% of copy
+    /// compares bandwidths: the operation moves m + n keys read and its outputs written).
+    /// Merge path's set kernels run it (the default --variant all becomes merge-path), at
+    /// --path-shape or the key type's default; --output saves its outputs.
+    #[arg(long, value_enum, value_name = "OPERATION", conflicts_with = "values")]
+    set: Option<SetArg>,
     /// Launch shape of merge path: threads per block × outputs per thread, e.g. 256x21, or
     /// 256x15-pipelined (blocks that each merge a series of tiles with the next one's load in
     /// flight). One of the shapes built for the key type (the error lists them); default the
@@ -208,6 +217,31 @@ impl Arrange<u32> for ByUpper16 {
     fn arrange(keys: Vec<u32>) -> Vec<u32> {
         let scramble = |i: usize| (i as u32).wrapping_mul(0x9E37) & 0xFFFF;
         keys.into_iter().enumerate().map(|(i, key)| (key & 0xFFFF_0000) | scramble(i)).collect()
+    }
+}
+
+/// The operations of `--set`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+enum SetArg {
+    Union,
+    Intersection,
+    Difference,
+    SymmetricDifference,
+}
+
+impl SetArg {
+    fn operation(self) -> SetOperation {
+        match self {
+            SetArg::Union => SetOperation::Union,
+            SetArg::Intersection => SetOperation::Intersection,
+            SetArg::Difference => SetOperation::Difference,
+            SetArg::SymmetricDifference => SetOperation::SymmetricDifference,
+        }
+    }
+
+    /// The name on the command line.
+    fn name(self) -> String {
+        self.to_possible_value().map(|v| v.get_name().to_owned()).unwrap_or_default()
     }
 }
 
@@ -453,11 +487,15 @@ struct Row {
     values: Option<ValuesArg>,
     /// The key order (`--order`), when not ascending.
     order: Option<OrderArg>,
+    /// The set operation (`--set`) and its count of outputs.
+    set: Option<(SetArg, usize)>,
     dtype: &'static str,
     ms: f64,
     copy_ms: f64,
     keys: usize,
     bytes: usize,
+    /// Bytes the copy moves: `bytes`, but for a set operation with fewer outputs than inputs.
+    copy_bytes: usize,
     /// `None`: not verified; `Some(None)`: identical; `Some(Some(i))`: first wrong index.
     check: Option<Option<usize>>,
 }
@@ -467,10 +505,17 @@ impl Row {
     fn name(&self) -> String {
         let values = self.values.map(|v| format!(" by key ({})", v.name())).unwrap_or_default();
         let order = self.order.map(|o| format!(" {}", o.name())).unwrap_or_default();
+        let set = self.set.map(|(op, _)| format!(" set {}", op.name())).unwrap_or_default();
         match self.path_shape {
-            Some(shape) => format!("{}{order}{values} {}", self.variant.name(), path::Describe(shape)),
-            None => format!("{}{order}{values}", self.variant.name()),
+            Some(shape) => format!("{}{order}{set}{values} {}", self.variant.name(), path::Describe(shape)),
+            None => format!("{}{order}{set}{values}", self.variant.name()),
         }
+    }
+
+    /// The share of the copy's bandwidth the run reached (its time's, when both move the same
+    /// bytes).
+    fn ceiling_percent(&self) -> f64 {
+        100.0 * (self.bytes as f64 / self.ms) / (self.copy_bytes as f64 / self.copy_ms)
     }
 
     fn status(&self) -> &'static str {
@@ -490,6 +535,12 @@ fn run_keys<K: HostKey + WritableElement, O: KeyOrder<K>>(
     a: &[K],
     b: &[K],
 ) -> Result<Vec<Row>> {
+    if let Some(set) = args.set {
+        if O::NAME != OrderArg::Asc.name() {
+            return Err(set_needs_ascending(set));
+        }
+        return run_set(gpu, args, set, a, b);
+    }
     match args.values {
         Some(ValuesArg::U32) => return run_by_key::<K, u32, O>(gpu, args, a, b),
         Some(ValuesArg::U64) => return run_by_key::<K, u64, O>(gpu, args, a, b),
@@ -523,11 +574,13 @@ fn run_keys<K: HostKey + WritableElement, O: KeyOrder<K>>(
             path_shape,
             values: None,
             order: shown_order::<K, O>(args),
+            set: None,
             dtype: K::NAME,
             ms,
             copy_ms,
             keys: problem.len(),
             bytes: problem.bytes_moved(),
+            copy_bytes: problem.bytes_moved(),
             check,
         });
     }
@@ -579,13 +632,64 @@ fn run_by_key<K: HostKey, V: SourceValue, O: KeyOrder<K>>(
         path_shape: args.path_shape,
         values: args.values,
         order: shown_order::<K, O>(args),
+        set: None,
         dtype: K::NAME,
         ms,
         copy_ms,
         keys: problem.len(),
         bytes: problem.bytes_moved(),
+        copy_bytes: problem.bytes_moved(),
         check,
     }])
+}
+
+/// The error for `--set` on keys in another order than ascending.
+fn set_needs_ascending(set: SetArg) -> Error {
+    Error::BadArgument(format!("--set {} takes ascending keys; drop --order", set.name()))
+}
+
+/// Runs the set operation `set` on `a` and `b` with merge path's set kernels (`--path-shape`, or
+/// the default for `K`), and returns the report row; with `--output`, saves its outputs.
+fn run_set<K: HostKey + WritableElement>(
+    gpu: &Gpu,
+    args: &Args,
+    set: SetArg,
+    a: &[K],
+    b: &[K],
+) -> Result<Vec<Row>> {
+    let operation = set.operation();
+    let mut problem = SetProblem::new(gpu, a, b)?;
+    let repeat = args.repeat as usize;
+    let copy_ms = median_after_warm_up(repeat, || problem.copy_ms())?;
+    let reference = (!args.no_verify).then(|| {
+        step("walking A and B on the CPU (the reference)", args.json, || {
+            gather(&set_sources(operation, a, b), a, b)
+        })
+    });
+    let shape = args.path_shape.unwrap_or_else(set_ops::default_shape::<K>);
+    let ms = median_after_warm_up(repeat, || problem.run_shape(operation, shape))?;
+    let outputs = problem.outputs().unwrap_or(0);
+    let out = problem.output()?;
+    let check = reference
+        .map(|reference| step("checking the result", args.json, || first_difference(&out, &reference)));
+    let row = Row {
+        variant: MergeVariant::Path,
+        path_shape: args.path_shape,
+        values: None,
+        order: None,
+        set: Some((set, outputs)),
+        dtype: K::NAME,
+        ms,
+        copy_ms,
+        keys: problem.m() + problem.n(),
+        bytes: problem.bytes_moved().unwrap_or(0),
+        copy_bytes: problem.copy_bytes(),
+        check,
+    };
+    if let Some(path) = &args.output {
+        write_keys_npy(path, out)?;
+    }
+    Ok(vec![row])
 }
 
 /// Runs every chosen variant for key type `K` on inputs generated from `--m`, `--n`, `--dist`
@@ -684,8 +788,10 @@ fn preflight(args: &Args, m: usize, n: usize, dtype: DtypeArg) -> Result<()> {
         (DtypeArg::F64, MergeNeed::of::<f64>(m, n)),
     ];
     let value_bytes = args.values.map_or(0, ValuesArg::bytes) as u64;
+    let partition_words =
+        if args.set.is_some() { MergeNeed::set_operation::<i32>(m, n).partition_words } else { 1 };
     for (_, need) in needs.into_iter().filter(|(d, _)| all || *d == dtype) {
-        let need = MergeNeed { value_bytes, ..need };
+        let need = MergeNeed { value_bytes, partition_words, ..need };
         need.check_device(free as u64)?;
         need.check_host(!args.no_verify, available)?;
     }
@@ -697,7 +803,20 @@ fn preflight(args: &Args, m: usize, n: usize, dtype: DtypeArg) -> Result<()> {
 fn resolve_variants(args: &Args) -> Result<Vec<MergeVariant>> {
     let asked = &args.variant.0;
     let book: Vec<&str> = asked.iter().filter(|&&v| v != MergeVariant::Path).map(|v| v.name()).collect();
-    if *asked == MergeVariant::ALL && (args.values.is_some() || args.order != OrderArg::Asc) {
+    if let Some(set) = args.set {
+        if args.order != OrderArg::Asc {
+            return Err(set_needs_ascending(set));
+        }
+        if *asked != [MergeVariant::Path] && *asked != MergeVariant::ALL {
+            return Err(Error::BadArgument(format!(
+                "--set {} runs merge path's set kernels alone: use --variant merge-path (or leave --variant out)",
+                set.name()
+            )));
+        }
+    }
+    if *asked == MergeVariant::ALL
+        && (args.values.is_some() || args.order != OrderArg::Asc || args.set.is_some())
+    {
         return Ok(vec![MergeVariant::Path]);
     }
     if let (Some(values), false) = (args.values, book.is_empty()) {
@@ -760,8 +879,9 @@ fn run(args: &Args) -> Result<ExitCode> {
                     "variant": r.variant.name(), "section": r.variant.section(), "dtype": r.dtype,
                     "path_shape": r.path_shape.map(|s| path::Describe(s).to_string()),
                     "values": r.values.map(ValuesArg::name),
+                    "set": r.set.map(|(op, _)| op.name()), "outputs": r.set.map(|(_, outputs)| outputs),
                     "ms": r.ms, "gkeys_per_s": gkeys(r, r.ms), "gb_per_s": gbs(r, r.ms),
-                    "copy_ms": r.copy_ms, "ceiling_percent": 100.0 * r.copy_ms / r.ms,
+                    "copy_ms": r.copy_ms, "ceiling_percent": r.ceiling_percent(),
                     "first_wrong_index": r.check.flatten(), "status": r.status(),
                 })
             })
@@ -791,8 +911,9 @@ fn run(args: &Args) -> Result<ExitCode> {
             Some(values) => (format!(", each with a {} value", values.name()), "keys and values"),
             None => (String::new(), "keys"),
         };
+        let what = args.set.map_or("merge".to_owned(), |set| format!("set {}", set.name()));
         println!(
-            "merge m = {} + n = {} keys{with_values} ({source}), median of {} runs",
+            "{what} m = {} + n = {} keys{with_values} ({source}), median of {} runs",
             thousands(m),
             thousands(n),
             args.repeat
@@ -800,6 +921,16 @@ fn run(args: &Args) -> Result<ExitCode> {
         println!(
             "ceiling: device-to-device copy of A and B into C (m + n {copied} read once, written once)\n"
         );
+        if let Some(set) = args.set {
+            let outputs = rows
+                .iter()
+                .filter_map(|r| r.set.map(|(_, outputs)| format!("{} {}", thousands(outputs), r.dtype)));
+            println!(
+                "{} outputs: {}; Gkeys/s counts input keys, GB/s the keys read and written, % of copy the bandwidth\n",
+                set.name(),
+                outputs.collect::<Vec<_>>().join(", ")
+            );
+        }
         let mut table =
             Table::new(vec!["variant", "section", "dtype", "ms", "Gkeys/s", "GB/s", "% of copy", "check"]);
         for r in &rows {
@@ -814,7 +945,7 @@ fn run(args: &Args) -> Result<ExitCode> {
                 format!("{:.4}", r.ms),
                 format!("{:.2}", gkeys(r, r.ms)),
                 format!("{:.0}", gbs(r, r.ms)),
-                format!("{:.1}", 100.0 * r.copy_ms / r.ms),
+                format!("{:.1}", r.ceiling_percent()),
                 status,
             ]);
         }
@@ -946,6 +1077,30 @@ mod tests {
             assert_eq!((values.name(), values.bytes()), (name, bytes));
         }
         assert_eq!(size_of::<Record8>(), ValuesArg::Rec8.bytes());
+    }
+
+    #[test]
+    fn set_operations_run_merge_paths_set_kernels_on_ascending_keys() {
+        let args = parse(&["--set", "symmetric-difference"]).unwrap();
+        assert_eq!(args.set.map(SetArg::name).as_deref(), Some("symmetric-difference"));
+        assert_eq!(args.set.map(SetArg::operation), Some(SetOperation::SymmetricDifference));
+        assert_eq!(resolve_variants(&args).unwrap(), [MergeVariant::Path]);
+        let args = parse(&["--set", "union", "--variant", "merge-path", "--path-shape", "256x7"]).unwrap();
+        assert_eq!(resolve_variants(&args).unwrap(), [MergeVariant::Path]);
+        let err = resolve_variants(&parse(&["--set", "union", "--variant", "tiled"]).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("runs merge path's set kernels alone"), "{err}");
+        let err = resolve_variants(&parse(&["--set", "difference", "--order", "desc"]).unwrap()).unwrap_err();
+        assert!(err.to_string().contains("--set difference takes ascending keys"), "{err}");
+        let err = parse(&["--set", "union", "--values", "u32"]).unwrap_err().to_string();
+        assert!(err.contains("cannot be used with"), "{err}");
+        assert!(parse(&["--set", "xor"]).unwrap_err().to_string().contains("xor"));
+        for (name, operation) in [
+            ("union", SetOperation::Union),
+            ("intersection", SetOperation::Intersection),
+            ("difference", SetOperation::Difference),
+        ] {
+            assert_eq!(parse(&["--set", name]).unwrap().set.map(SetArg::operation), Some(operation));
+        }
     }
 
     #[test]

@@ -341,8 +341,11 @@ impl<'g, K: HostKey, V: MergeValue> MergeByKeyProblem<'g, K, V> {
         let need = MergeNeed::by_key::<K>(self.keys.m(), self.keys.n(), size_of::<V>());
         preflight::check_download(need.host_bytes(1), "the merged keys and values")?;
         let keys = self.keys.output()?;
-        let bytes = self.keys.gpu().download(&self.c_values)?;
-        Ok((keys, bytemuck::pod_collect_to_vec(&bytes[..self.len() * size_of::<V>()])))
+        // Straight into the values' own memory: one host copy of them, not two.
+        let mut values = vec![V::zeroed(); self.len()];
+        let bytes = self.c_values.slice(..self.len() * size_of::<V>());
+        self.keys.gpu().download_into(&bytes, bytemuck::cast_slice_mut(&mut values))?;
+        Ok((keys, values))
     }
 }
 

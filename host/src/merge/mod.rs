@@ -35,6 +35,7 @@ mod key;
 pub mod path;
 mod problem;
 mod reference;
+pub mod set_ops;
 mod validate;
 mod variant;
 
@@ -46,6 +47,7 @@ pub use distribution::{Distribution, FEW_UNIQUE_KEYS};
 pub use key::HostKey;
 pub use problem::MergeProblem;
 pub use reference::{merge_reference, merge_reference_in};
+pub use set_ops::{SetOperation, SetProblem, set_operation, set_operation_arrays};
 pub use validate::{check_sorted, check_sorted_in, first_difference};
 pub use variant::{MergePlan, MergeVariant};
 

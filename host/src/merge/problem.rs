@@ -296,6 +296,22 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
         Ok(())
     }
 
+    /// The first `len` keys of the output of the last run (a set operation's outputs).
+    pub(super) fn output_first(&self, len: usize) -> Result<Vec<K>> {
+        if !self.has_output {
+            return Err(Error::BadArgument(
+                "no kernel has run on this problem since it was set up or copied".into(),
+            ));
+        }
+        let len = len.min(self.len());
+        preflight::check_download((len * size_of::<K>()) as u128, "the output keys")?;
+        let mut keys = vec![K::default(); len];
+        if len > 0 {
+            self.gpu.download_into(&self.c.slice(..len), &mut keys)?;
+        }
+        Ok(keys)
+    }
+
     /// The merged keys of the last [`run`](Self::run).
     pub fn output(&self) -> Result<Vec<K>> {
         if !self.has_output {

@@ -1,0 +1,464 @@
+//! Beyond the book: the set operations of C++'s `std::set_*` (union, intersection, difference,
+//! symmetric difference, on sorted multisets; [`SetOperation`]) on merge path's design, in one
+//! pass over the inputs. The chapter's notes name them as the co-rank idea again; two things
+//! change from the merge:
+//!
+//! * **Balanced splits** ([`balanced_split`]): merge path's co-rank, moved inside a run of
+//!   equal keys so that each pair of copies (one from A, one from B) lands on one side. Both
+//!   the partition kernel (one split per tile start, in global memory) and each thread (one per
+//!   `ITEMS` diagonals of its tile, in shared memory) split this way, so a thread's piece
+//!   walks exactly as its part of the walk over the whole ([`set_walk_steps`]: `ITEMS + 1`
+//!   steps, a piece may hold one key more than `ITEMS`).
+//! * **Outputs of unknown count.** A block counts its tile's outputs (each thread keeps its
+//!   kept keys in registers and a mask), scans the threads' counts, and learns where its part
+//!   of the output starts by [decoupled look-back](super::lookback) on the tiles before it;
+//!   meanwhile its threads compact the kept keys into shared memory, which the block then
+//!   stores coalesced.
+//!
+//! Passes and their cost: the partition kernel (`tiles + 1` balanced splits, and it clears the
+//! tiles' status words), then this kernel, which reads each input key once and writes each
+//! output once, plus one status word per tile (written twice, read by a few successors). A
+//! count pass, a scan and a write pass would read the inputs twice; this reads them once.
+
+use super::keys::{KeyReader, KeyWriter, MergeKey, SharedKeys};
+use super::lookback::TileStatus;
+use super::order::KeyOrder;
+use super::path::{PathTile, load_tile, release_tile_memory};
+use super::set_ops::{SetOperation, balanced_split, set_walk_steps};
+use super::tiles::{PathShape, a_end_marks};
+use crate::device::SharedArray;
+use crate::device::bulk::Barrier;
+use crate::device::thread::*;
+use crate::device::warp::{LANES, from_lanes_below};
+
+/// The partition's thread `t`: the balanced split of output diagonal `min(t * tile_size, m +
+/// n)`, A's index at `splits[2t]` and B's at `splits[2t + 1]`, for `t` in `0..=tiles`; and tile
+/// `t`'s status word cleared, for `t < tiles`. Threads past that do nothing.
+///
+/// # Safety
+/// `a` holds `m` keys and `b` holds `n`, sorted in `O`; `splits` has room for `2 (tiles + 1)`
+/// entries and `status` for `tiles`; `tile_size > 0`.
+#[inline(always)]
+pub unsafe fn set_partition_thread<K: MergeKey, O: KeyOrder<K>>(
+    t: usize,
+    (a, m): (*const K, usize),
+    (b, n): (*const K, usize),
+    tile_size: usize,
+    splits: *mut usize,
+    status: *mut u64,
+) {
+    let tiles = (m + n).div_ceil(tile_size);
+    if t <= tiles {
+        let diag = t.saturating_mul(tile_size).min(m + n);
+        // SAFETY: diag <= m + n; t <= tiles is inside `splits`, t < tiles inside `status`.
+        unsafe {
+            let (i, j) = balanced_split::<K, O, _, _, usize>(diag, a, m, b, n);
+            *splits.add(2 * t) = i;
+            *splits.add(2 * t + 1) = j;
+            if t < tiles {
+                *status.add(t) = super::lookback::EMPTY;
+            }
+        }
+    }
+}
+
+/// The partition kernel: one [`set_partition_thread`] per thread of the grid.
+///
+/// # Safety
+/// As [`set_partition_thread`]; the launch has at least `tiles + 1` threads.
+#[inline(always)]
+pub unsafe fn set_partition<K: MergeKey, O: KeyOrder<K>>(
+    a: *const K,
+    m: usize,
+    b: *const K,
+    n: usize,
+    tile_size: usize,
+    splits: *mut usize,
+    status: *mut u64,
+) {
+    let t = block_idx_x() as usize * block_dim_x() as usize + thread_idx_x() as usize;
+    // SAFETY: per the caller.
+    unsafe { set_partition_thread::<K, O>(t, (a, m), (b, n), tile_size, splits, status) }
+}
+
+/// Tile `tile` of a set operation: A's keys between the balanced splits `splits[2 tile]` and
+/// `splits[2 tile + 2]`, B's between `splits[2 tile + 1]` and `splits[2 tile + 3]`, laid out in
+/// shared memory for threads of `STEPS` keys (A's from 0, B's after A's end marks, as merge
+/// path's [`gather`](PathTile::gather) puts them; the bulk load moves them). `c_start` is
+/// unused: where the outputs go is known only after the look-back.
+///
+/// # Safety
+/// The partition for this tile size wrote the splits of tiles `tile` and `tile + 1`.
+#[inline(always)]
+pub unsafe fn set_tile<const STEPS: usize>(tile: usize, splits: *const usize) -> PathTile {
+    // SAFETY: per the caller.
+    let [a_curr, b_curr, a_next, b_next] = unsafe { splits.add(2 * tile).cast::<[usize; 4]>().read() };
+    let (a_len, b_len) = ((a_next - a_curr) as u32, (b_next - b_curr) as u32);
+    PathTile {
+        a_start: a_curr,
+        b_start: b_curr,
+        c_start: 0,
+        a_len,
+        b_len,
+        c_len: a_len + b_len,
+        a_at: 0,
+        b_at: a_len + a_end_marks(STEPS) as u32,
+    }
+}
+
+/// Phase 2: thread `tid`'s balanced split of the tile in shared memory (`keys`), at diagonal
+/// `tid × ITEMS` (or the tile's end), into `split_a[tid]` and `split_b[tid]`; the last thread
+/// also writes the tile's end after its own.
+///
+/// # Safety
+/// The tile's keys are in `keys` at its layout, written before a barrier; `split_a` and
+/// `split_b` have `BLOCK + 1` entries, and no other thread writes these.
+#[inline(always)]
+pub unsafe fn split_thread<
+    K: MergeKey,
+    O: KeyOrder<K>,
+    S: KeyReader<K>,
+    const BLOCK: usize,
+    const ITEMS: usize,
+>(
+    tile: &PathTile,
+    tid: u32,
+    keys: S,
+    split_a: *mut u32,
+    split_b: *mut u32,
+) {
+    let diag = (tid * ITEMS as u32).min(tile.c_len);
+    // SAFETY: per the caller; diag <= a_len + b_len.
+    unsafe {
+        let (a_run, b_run) = (keys.skip(tile.a_at as usize), keys.skip(tile.b_at as usize));
+        let (i, j) = balanced_split::<K, O, _, _, u32>(diag, a_run, tile.a_len, b_run, tile.b_len);
+        split_a.store(tid as usize, i);
+        split_b.store(tid as usize, j);
+        if tid as usize == BLOCK - 1 {
+            split_a.store(BLOCK, tile.a_len);
+            split_b.store(BLOCK, tile.b_len);
+        }
+    }
+}
+
+/// Phase 3: thread `tid` walks its piece of the tile (from its split to the next thread's) in
+/// `STEPS` steps: the key of every step in `kept` (in registers: the step is known when the
+/// code is written) and a bit per kept step in the returned mask.
+///
+/// # Safety
+/// As [`split_thread`], whose splits every thread wrote before a barrier; the tile's end marks
+/// are in `keys`.
+#[inline(always)]
+pub unsafe fn walk_thread<K: MergeKey, O: KeyOrder<K>, S: KeyReader<K>, const STEPS: usize>(
+    operation: SetOperation,
+    tile: &PathTile,
+    tid: u32,
+    keys: S,
+    split_a: *const u32,
+    split_b: *const u32,
+    kept: &mut [K; STEPS],
+) -> u32 {
+    const { assert!(STEPS <= 32, "a walk's mask has a bit per step") };
+    let t = tid as usize;
+    let mut mask = 0u32;
+    // SAFETY: per the caller: the piece lies in the tile, whose runs are followed by marks.
+    unsafe {
+        let (a_run, b_run) = (keys.skip(tile.a_at as usize), keys.skip(tile.b_at as usize));
+        let a_piece = (split_a.load(t), split_a.load(t + 1));
+        let b_piece = (split_b.load(t), split_b.load(t + 1));
+        set_walk_steps::<K, O, _, _, u32, STEPS>(
+            operation,
+            a_run,
+            a_piece,
+            b_run,
+            b_piece,
+            |k, keep, key, _, _| {
+                kept[k] = key;
+                mask |= u32::from(keep) << k;
+            },
+        );
+    }
+    mask
+}
+
+/// Phase 5: thread `tid` writes its kept keys (the steps of `mask`) to the compacted tile
+/// `staged`, from position `first` on.
+///
+/// # Safety
+/// `staged` has room for the tile's outputs, and no other thread writes these positions.
+#[inline(always)]
+pub unsafe fn stage_thread<K: MergeKey, W: KeyWriter<K>, const STEPS: usize>(
+    kept: &[K; STEPS],
+    mask: u32,
+    first: u32,
+    staged: W,
+) {
+    let mut at = first;
+    for (k, &key) in kept.iter().enumerate() {
+        if mask & (1 << k) != 0 {
+            // SAFETY: per the caller.
+            unsafe { staged.store(at as usize, key) };
+            at += 1;
+        }
+    }
+}
+
+/// Phase 6: thread `tid` stores its share of the compacted tile (`count` keys in `staged`) to
+/// the output from position `c_start`, consecutive threads taking consecutive keys.
+///
+/// # Safety
+/// The compacted tile is in `staged`, written by every thread before a barrier; `c` has room
+/// for `c_start + count` keys.
+#[inline(always)]
+pub unsafe fn store_thread<K: MergeKey, S: KeyReader<K>, const BLOCK: usize>(
+    tid: u32,
+    staged: S,
+    count: u32,
+    c: *mut K,
+    c_start: usize,
+) {
+    let c = c.wrapping_add(c_start);
+    for x in (tid..count).step_by(BLOCK) {
+        // SAFETY: x < count, inside the compacted tile and the output.
+        unsafe { *c.add(x as usize) = staged.load(x as usize) };
+    }
+}
+
+/// The set-operation kernel: block `blockIdx.x` walks tile `blockIdx.x` (between the
+/// partition's balanced splits `tile × BLOCK × ITEMS` diagonals apart) and writes its outputs
+/// to `c`, after every earlier tile's. `STEPS` is `ITEMS + 1`.
+///
+/// # Safety
+/// As [`set_partition`], whose `splits` and cleared `status` (for this tile size) this launch
+/// reads; `c` has room for the operation's outputs (at most `m + n`) and overlaps neither
+/// input; the launch has `BLOCK` threads per block, a multiple of 32, one block per tile, and
+/// the dynamic shared memory of [`PathShape::set_shared_bytes`].
+#[inline(always)]
+pub unsafe fn set_operation<
+    K: MergeKey,
+    O: KeyOrder<K>,
+    const BLOCK: usize,
+    const ITEMS: usize,
+    const STEPS: usize,
+>(
+    operation: SetOperation,
+    a: *const K,
+    b: *const K,
+    c: *mut K,
+    splits: *const usize,
+    status: *mut u64,
+) {
+    const { assert!(STEPS == ITEMS + 1 && BLOCK.is_multiple_of(LANES as usize)) };
+    let shape = PathShape::new(BLOCK, ITEMS);
+    let bytes = size_of::<K>();
+    let (tid, tile_index) = (thread_idx_x(), block_idx_x() as usize);
+    let (lane, warp) = (tid % LANES, (tid / LANES) as usize);
+    // SAFETY: shared memory holds the input buffer (later the compacted tile), the splits, the
+    // warps' counts, the prefix and the barrier (per the launch, `PathShape::set_shared_bytes`);
+    // a barrier separates each phase from the one that reads what it wrote; per the caller for
+    // the global buffers.
+    unsafe {
+        let keys = SharedKeys::<K>::at_offset(0);
+        let bulk_barrier =
+            Barrier::at(SharedArray::<u64>::at_offset(shape.set_barrier_offset(bytes) / 8).as_mut_ptr());
+        let split_a = SharedArray::<u32>::at_offset(shape.set_splits_offset(bytes) / 4).as_mut_ptr();
+        let split_b = split_a.wrapping_add(BLOCK + 1);
+        let totals = SharedArray::<u32>::at_offset(shape.set_totals_offset(bytes) / 4);
+        let prefix = SharedArray::<u64>::at_offset(shape.set_prefix_offset(bytes) / 8);
+        let status = TileStatus::at(status);
+
+        let tile = set_tile::<STEPS>(tile_index, splits);
+        let tile = load_tile::<K, O, BLOCK, STEPS, false>(tile, tid, a, b, keys, bulk_barrier);
+        split_thread::<K, O, _, BLOCK, ITEMS>(&tile, tid, keys, split_a, split_b);
+        sync_threads();
+        let mut kept = [O::LAST; STEPS];
+        let mask = walk_thread::<K, O, _, STEPS>(
+            operation,
+            &tile,
+            tid,
+            keys,
+            split_a.cast_const(),
+            split_b.cast_const(),
+            &mut kept,
+        );
+
+        // The threads' counts, scanned: within each warp by shuffles, then across warps.
+        let count = mask.count_ones();
+        let mut inclusive = count;
+        let mut delta = 1;
+        while delta < LANES {
+            let below = from_lanes_below(inclusive, delta);
+            if lane >= delta {
+                inclusive += below;
+            }
+            delta *= 2;
+        }
+        if lane == LANES - 1 {
+            totals.write(warp, inclusive);
+        }
+        sync_threads();
+        release_tile_memory(tid, bulk_barrier);
+        let (mut first, mut tile_count) = (inclusive - count, 0);
+        for w in 0..BLOCK / LANES as usize {
+            let total = totals.read(w);
+            if w < warp {
+                first += total;
+            }
+            tile_count += total;
+        }
+
+        if tid == 0 {
+            status.publish_count(tile_index, u64::from(tile_count));
+        }
+        stage_thread::<K, _, STEPS>(&kept, mask, first, keys);
+        if warp == 0 {
+            let before = if tile_index == 0 { 0 } else { status.look_back(tile_index, lane) };
+            if lane == 0 {
+                if tile_index > 0 {
+                    status.publish_inclusive(tile_index, before + u64::from(tile_count));
+                }
+                prefix.write(0, before);
+            }
+        }
+        sync_threads();
+        store_thread::<K, _, BLOCK>(tid, keys, tile_count, c, prefix.read(0) as usize);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::merge::Ascending;
+    use crate::merge::set_ops::set_walk;
+    use crate::merge::tiles::keys_per_16_bytes;
+    use proptest::prelude::*;
+
+    /// The set kernel's blocks in turn on the host, phase by phase, for tiles of `BLOCK × ITEMS`
+    /// (`STEPS = ITEMS + 1`): the partition, then each tile's load (A's keys at 0, B's after A's
+    /// end marks), splits, walks, the threads' scan (here a running sum, on the GPU shuffles),
+    /// compaction into the input buffer and the store after the tiles before it.
+    fn simulate<const BLOCK: usize, const ITEMS: usize, const STEPS: usize>(
+        operation: SetOperation,
+        a: &[i32],
+        b: &[i32],
+    ) -> Vec<i32> {
+        let (m, n) = (a.len(), b.len());
+        let tile_size = BLOCK * ITEMS;
+        let tiles = (m + n).div_ceil(tile_size);
+        let mut splits = vec![usize::MAX; 2 * (tiles + 1)];
+        let mut status = vec![u64::MAX; tiles];
+        // SAFETY (every phase): the buffers have the sizes each phase requires, and the phases of
+        // different threads run one after the other, as the barriers order them on the GPU.
+        for t in 0..tiles + 2 {
+            unsafe {
+                set_partition_thread::<i32, Ascending>(
+                    t,
+                    (a.as_ptr(), m),
+                    (b.as_ptr(), n),
+                    tile_size,
+                    splits.as_mut_ptr(),
+                    status.as_mut_ptr(),
+                )
+            };
+        }
+        assert!(status.iter().all(|&w| w == crate::merge::lookback::EMPTY), "status cleared");
+        let mut c = vec![-1; m + n];
+        let mut written = 0;
+        let input_keys = PathShape::new(BLOCK, STEPS).input_keys(4) + keys_per_16_bytes(4);
+        for tile_index in 0..tiles {
+            let tile = unsafe { set_tile::<STEPS>(tile_index, splits.as_ptr()) };
+            assert!(tile.c_len as usize <= tile_size + 1, "{tile:?}: at most one key past the tile");
+            let mut shared = vec![i32::MIN; input_keys];
+            let (a_len, b_len, b_at) = (tile.a_len as usize, tile.b_len as usize, tile.b_at as usize);
+            shared[..a_len].copy_from_slice(&a[tile.a_start..][..a_len]);
+            shared[a_len..b_at].fill(i32::MAX);
+            shared[b_at..][..b_len].copy_from_slice(&b[tile.b_start..][..b_len]);
+            shared[b_at + b_len] = i32::MAX;
+            let s = shared.as_mut_ptr();
+            let (mut split_a, mut split_b) = (vec![u32::MAX; BLOCK + 1], vec![u32::MAX; BLOCK + 1]);
+            for tid in 0..BLOCK as u32 {
+                unsafe {
+                    split_thread::<i32, Ascending, _, BLOCK, ITEMS>(
+                        &tile,
+                        tid,
+                        s,
+                        split_a.as_mut_ptr(),
+                        split_b.as_mut_ptr(),
+                    )
+                };
+            }
+            // --- barrier ---
+            let walks: Vec<([i32; STEPS], u32)> = (0..BLOCK as u32)
+                .map(|tid| {
+                    let mut kept = [i32::MAX; STEPS];
+                    let mask = unsafe {
+                        walk_thread::<i32, Ascending, _, STEPS>(
+                            operation,
+                            &tile,
+                            tid,
+                            s,
+                            split_a.as_ptr(),
+                            split_b.as_ptr(),
+                            &mut kept,
+                        )
+                    };
+                    (kept, mask)
+                })
+                .collect();
+            // --- barrier ---
+            let mut first = 0;
+            for (kept, mask) in &walks {
+                unsafe { stage_thread::<i32, _, STEPS>(kept, *mask, first, s) };
+                first += mask.count_ones();
+            }
+            // --- barrier ---
+            for tid in 0..BLOCK as u32 {
+                unsafe { store_thread::<i32, _, BLOCK>(tid, s.cast_const(), first, c.as_mut_ptr(), written) };
+            }
+            written += first as usize;
+        }
+        c.truncate(written);
+        c
+    }
+
+    /// The keys of `std::set_*`'s walk over the whole inputs.
+    fn whole(operation: SetOperation, a: &[i32], b: &[i32]) -> Vec<i32> {
+        let mut out = Vec::new();
+        // SAFETY: slices of their lengths.
+        unsafe {
+            set_walk::<_, Ascending, _, _>(
+                operation,
+                a.as_ptr(),
+                a.len(),
+                b.as_ptr(),
+                b.len(),
+                |from_b, i| out.push(if from_b { b[i] } else { a[i] }),
+            )
+        };
+        out
+    }
+
+    fn sorted(max_len: usize) -> impl Strategy<Value = Vec<i32>> {
+        (1i32..40, proptest::collection::vec(0i32..1000, 0..max_len)).prop_map(|(range, mut v)| {
+            v.iter_mut().for_each(|k| *k %= range);
+            v.sort_unstable();
+            v
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(256))]
+
+        /// Every operation through the kernel's phases, at a few small shapes, gives the walk
+        /// over the whole inputs.
+        #[test]
+        fn the_kernels_phases_give_the_whole_walk(a in sorted(300), b in sorted(300)) {
+            for operation in SetOperation::ALL {
+                let expected = whole(operation, &a, &b);
+                prop_assert_eq!(&simulate::<4, 3, 4>(operation, &a, &b), &expected, "4x3 {:?}", operation);
+                prop_assert_eq!(&simulate::<32, 7, 8>(operation, &a, &b), &expected, "32x7 {:?}", operation);
+                prop_assert_eq!(&simulate::<8, 1, 2>(operation, &a, &b), &expected, "8x1 {:?}", operation);
+            }
+        }
+    }
+}

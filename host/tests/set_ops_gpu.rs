@@ -1,0 +1,146 @@
+//! Set operations on a GPU against the CPU reference (`merge::family_reference::set_sources`),
+//! bit for bit: the output is poisoned before every run (all bytes 0xFF), so a key left
+//! unwritten fails, and its length is the count the kernels' look-back found.
+//!
+//! Run with `cargo test --release -p host --test set_ops_gpu -- --include-ignored` on a machine
+//! with a CUDA GPU.
+
+use gpu_kernels::merge::tiles::PathShape;
+use host::merge::family_reference::{gather, set_sources};
+use host::merge::set_ops::{OPERATIONS, default_shape, name, shapes};
+use host::merge::{Distribution, HostKey, SetOperation, SetProblem, first_difference, set_operation};
+use host::{Error, Gpu};
+
+fn gpu() -> Gpu {
+    Gpu::new(0).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// Runs `operation` at `shape` on `problem` (inputs `a` and `b`) and fails, naming `what` and the
+/// first wrong key, unless the output is the reference's, bit for bit.
+fn check_run<K: HostKey>(
+    problem: &mut SetProblem<'_, K>,
+    operation: SetOperation,
+    shape: PathShape,
+    (a, b): (&[K], &[K]),
+    what: &str,
+) {
+    let what =
+        format!("{} {what}, {} keys, {}x{}", name(operation), K::NAME, shape.block_threads, shape.items);
+    let expected = gather(&set_sources(operation, a, b), a, b);
+    let ms = problem.run_shape(operation, shape).unwrap_or_else(|e| panic!("{what}: {e}"));
+    assert!(ms.is_finite() && ms >= 0.0, "{what}: {ms} ms");
+    let out = problem.output().unwrap();
+    assert_eq!(problem.outputs(), Some(expected.len()), "{what}: output count");
+    if let Some(i) = first_difference(&out, &expected) {
+        panic!(
+            "{what}: first wrong key at {i} of {}: got {:?}, expected {:?}",
+            expected.len(),
+            out.get(i),
+            expected.get(i)
+        );
+    }
+}
+
+/// Every operation at `shape` over `sizes`², every distribution, A above B, and A equal to B.
+fn check_sizes<K: HostKey>(gpu: &Gpu, shape: PathShape, sizes: &[usize]) {
+    for &m in sizes {
+        for &n in sizes {
+            let mut cases: Vec<(String, Vec<K>, Vec<K>)> = Distribution::ALL
+                .into_iter()
+                .map(|d| {
+                    let (a, b) = d.generate::<K>(m, n, 0x5e7).unwrap();
+                    (d.to_string(), a, b)
+                })
+                .collect();
+            let (b, a) = Distribution::Disjoint.generate::<K>(n, m, 0x5e7).unwrap();
+            cases.push(("disjoint A above B".into(), a.clone(), b));
+            cases.push(("A equal to B".into(), a.clone(), a));
+            for (distribution, a, b) in cases {
+                let mut problem = SetProblem::new(gpu, &a, &b).unwrap();
+                for (operation, _) in OPERATIONS {
+                    let what = format!("{distribution} m = {}, n = {}", a.len(), b.len());
+                    check_run(&mut problem, operation, shape, (&a, &b), &what);
+                }
+            }
+        }
+    }
+}
+
+/// Sizes around `shape`'s tile: empty, one, a tile ± 1, a few tiles, and larger.
+fn sizes_around(shape: PathShape) -> Vec<usize> {
+    let tile = shape.tile_size();
+    vec![0, 1, tile - 1, tile, tile + 1, 3 * tile + 5, 40_000]
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_key_type_and_operation_matches_the_reference_around_tile_sizes() {
+    let gpu = gpu();
+    check_sizes::<i32>(&gpu, default_shape::<i32>(), &sizes_around(default_shape::<i32>()));
+    check_sizes::<u32>(&gpu, default_shape::<u32>(), &sizes_around(default_shape::<u32>()));
+    check_sizes::<f32>(&gpu, default_shape::<f32>(), &sizes_around(default_shape::<f32>()));
+    check_sizes::<i64>(&gpu, default_shape::<i64>(), &sizes_around(default_shape::<i64>()));
+    check_sizes::<f64>(&gpu, default_shape::<f64>(), &sizes_around(default_shape::<f64>()));
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_shape_of_the_sweep_matches_the_reference() {
+    let gpu = gpu();
+    for &shape in shapes("i32") {
+        check_sizes::<i32>(&gpu, shape, &[shape.tile_size() + 1, 30_011]);
+    }
+    for &shape in shapes("f64") {
+        check_sizes::<f64>(&gpu, shape, &[shape.tile_size() + 1, 30_011]);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn large_inputs_match_the_reference() {
+    let gpu = gpu();
+    let (m, n) = ((1 << 24) + 7, (1 << 24) - 3);
+    for distribution in [Distribution::Uniform, Distribution::FewUnique, Distribution::Interleaved] {
+        let (a, b) = distribution.generate::<i32>(m, n, 0x1a7e).unwrap();
+        let mut problem = SetProblem::new(&gpu, &a, &b).unwrap();
+        for (operation, _) in OPERATIONS {
+            check_run(&mut problem, operation, default_shape::<i32>(), (&a, &b), &distribution.to_string());
+        }
+        let (a, b) = distribution.generate::<f64>(m, n, 0x1a7e).unwrap();
+        let mut problem = SetProblem::new(&gpu, &a, &b).unwrap();
+        for (operation, _) in OPERATIONS {
+            check_run(&mut problem, operation, default_shape::<f64>(), (&a, &b), &distribution.to_string());
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_standard_librarys_examples_and_signed_zeros() {
+    let gpu = gpu();
+    let (a, b) = ([1, 2, 3, 4, 5, 5, 5], [3, 4, 5, 6, 7]);
+    let run = |op| set_operation(&gpu, op, &a, &b).unwrap();
+    assert_eq!(run(SetOperation::Union), [1, 2, 3, 4, 5, 5, 5, 6, 7]);
+    assert_eq!(run(SetOperation::Intersection), [3, 4, 5]);
+    assert_eq!(run(SetOperation::Difference), [1, 2, 5, 5]);
+    assert_eq!(run(SetOperation::SymmetricDifference), [1, 2, 5, 5, 6, 7]);
+    // -0.0 and +0.0 are equal keys: a pair, and union keeps A's.
+    let union = set_operation(&gpu, SetOperation::Union, &[-0.0f64, 1.0], &[0.0, 2.0]).unwrap();
+    let bits: Vec<u64> = union.iter().map(|x| x.to_bits()).collect();
+    assert_eq!(bits, [(-0.0f64).to_bits(), 1.0f64.to_bits(), 2.0f64.to_bits()]);
+    assert!(set_operation::<u32>(&gpu, SetOperation::Union, &[], &[]).unwrap().is_empty());
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn unsorted_and_nan_inputs_are_refused_before_any_launch() {
+    let gpu = gpu();
+    let err = set_operation(&gpu, SetOperation::Union, &[1, 3, 2], &[0]).unwrap_err();
+    assert!(matches!(err, Error::Unsorted { .. }), "{err}");
+    let err = set_operation(&gpu, SetOperation::Intersection, &[0.0f32], &[1.0, f32::NAN]).unwrap_err();
+    assert!(matches!(err, Error::NanKey { .. }), "{err}");
+    let mut problem = SetProblem::new(&gpu, &[1, 2], &[2]).unwrap();
+    assert!(matches!(problem.output(), Err(Error::BadArgument(_))));
+    let err = problem.run_shape(SetOperation::Union, PathShape::new(64, 3)).unwrap_err();
+    assert!(err.to_string().contains("no set-operation kernel 64x3"), "{err}");
+}
