@@ -2,13 +2,19 @@
 //! bit for bit: the output is poisoned before every run (all bytes 0xFF), so a key left
 //! unwritten fails, and its length is the count the kernels' look-back found.
 //!
+//! By key, every output's value must be the one its key came with (generated values name their
+//! source), for values of 4, 8 and 16 bytes.
+//!
 //! Run with `cargo test --release -p host --test set_ops_gpu -- --include-ignored` on a machine
 //! with a CUDA GPU.
 
 use gpu_kernels::merge::tiles::PathShape;
 use host::merge::family_reference::{gather, set_sources};
 use host::merge::set_ops::{OPERATIONS, default_shape, name, shapes};
-use host::merge::{Distribution, HostKey, SetOperation, SetProblem, first_difference, set_operation};
+use host::merge::{
+    Distribution, HostKey, Record8, Record16, SetByKeyProblem, SetOperation, SetProblem, SourceValue,
+    first_difference, first_value_difference, set_operation, set_operation_by_key, source_values,
+};
 use host::{Error, Gpu};
 
 fn gpu() -> Gpu {
@@ -143,4 +149,89 @@ fn unsorted_and_nan_inputs_are_refused_before_any_launch() {
     assert!(matches!(problem.output(), Err(Error::BadArgument(_))));
     let err = problem.run_shape(SetOperation::Union, PathShape::new(64, 3)).unwrap_err();
     assert!(err.to_string().contains("no set-operation kernel 64x3"), "{err}");
+}
+
+/// Every operation by key on `K` keys with `V` values over `sizes`², uniform and few-unique keys
+/// (long runs: which copy's value comes out matters), against the reference's sources.
+fn check_by_key<K: HostKey, V: SourceValue>(gpu: &Gpu, sizes: &[usize]) {
+    for &m in sizes {
+        for &n in sizes {
+            for distribution in [Distribution::Uniform, Distribution::FewUnique, Distribution::AllEqual] {
+                let (a, b) = distribution.generate::<K>(m, n, 0xb1e).unwrap();
+                let (a_values, b_values) = (source_values::<V>(false, m), source_values::<V>(true, n));
+                let mut problem = SetByKeyProblem::new(gpu, &a, &a_values, &b, &b_values).unwrap();
+                for (operation, op_name) in OPERATIONS {
+                    let what = format!(
+                        "{op_name} by key, {distribution} m = {m}, n = {n}, {} keys, {}",
+                        K::NAME,
+                        std::any::type_name::<V>()
+                    );
+                    let sources = set_sources(operation, &a, &b);
+                    let (keys, values) = (gather(&sources, &a, &b), gather(&sources, &a_values, &b_values));
+                    problem.run(operation).unwrap_or_else(|e| panic!("{what}: {e}"));
+                    let (out_keys, out_values) = problem.output().unwrap();
+                    assert_eq!(problem.outputs(), Some(keys.len()), "{what}: output count");
+                    if let Some(i) = first_difference(&out_keys, &keys) {
+                        panic!(
+                            "{what}: first wrong key at {i}: got {:?}, expected {:?}",
+                            out_keys.get(i),
+                            keys.get(i)
+                        );
+                    }
+                    if let Some(i) = first_value_difference(&out_values, &values) {
+                        panic!(
+                            "{what}: first wrong value at {i}: got {:?}, expected {:?}",
+                            out_values.get(i),
+                            values.get(i)
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn every_operation_by_key_moves_the_values_of_its_outputs() {
+    let gpu = gpu();
+    let sizes = |k: PathShape| vec![0, 1, k.tile_size() + 1, 3 * k.tile_size() - 2, 20_000];
+    check_by_key::<i32, u32>(&gpu, &sizes(default_shape::<i32>()));
+    check_by_key::<u32, Record16>(&gpu, &sizes(default_shape::<u32>()));
+    check_by_key::<f32, f64>(&gpu, &sizes(default_shape::<f32>()));
+    check_by_key::<i64, Record8>(&gpu, &sizes(default_shape::<i64>()));
+    check_by_key::<f64, u64>(&gpu, &sizes(default_shape::<f64>()));
+    let (m, n) = ((1 << 22) + 3, 1 << 22);
+    for distribution in [Distribution::Uniform, Distribution::FewUnique] {
+        let (a, b) = distribution.generate::<f64>(m, n, 0x1a7e).unwrap();
+        let (a_values, b_values) = (source_values::<u64>(false, m), source_values::<u64>(true, n));
+        for (operation, _) in OPERATIONS {
+            let sources = set_sources(operation, &a, &b);
+            let got = set_operation_by_key(&gpu, operation, (&a, &a_values), (&b, &b_values)).unwrap();
+            assert!(
+                first_difference(&got.0, &gather(&sources, &a, &b)).is_none(),
+                "{operation:?} {distribution} keys"
+            );
+            assert!(
+                first_value_difference(&got.1, &gather(&sources, &a_values, &b_values)).is_none(),
+                "{operation:?} {distribution} values"
+            );
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn by_key_inputs_need_a_value_per_key_of_a_built_size() {
+    let gpu = gpu();
+    let err =
+        set_operation_by_key(&gpu, SetOperation::Union, (&[1, 2][..], &[0u32][..]), (&[1][..], &[0][..]))
+            .unwrap_err();
+    assert!(
+        matches!(err, Error::BadShape(_)) && err.to_string().contains("A has 2 keys and 1 values"),
+        "{err}"
+    );
+    let err = set_operation_by_key(&gpu, SetOperation::Union, (&[1][..], &[0u16][..]), (&[1][..], &[0][..]))
+        .unwrap_err();
+    assert!(err.to_string().contains("move values of 4, 8 or 16 bytes"), "{err}");
 }

@@ -321,3 +321,58 @@ set_entry_points! {
     SET_SHAPES_I64: i64 => [(256, 11)];
     SET_SHAPES_F64: f64 => [(256, 11), (256, 7), (256, 15), (128, 11)];
 }
+
+/// Stamps out the set operations by key for each key type at its default shape: for each
+/// operation and values of 4, 8 and 16 bytes (`u32`, `u64`, [`Bytes16`](super::Bytes16)),
+/// `set_<op>_by_key_b<BLOCK>_i<ITEMS>_<t>_v<bytes>(a, a_values, m, b, b_values, n, c, c_values,
+/// splits, status)`. The partition is the keys-only one; the launch has the by-key layout's
+/// shared memory.
+macro_rules! set_by_key_entry_points {
+    ($($t:ident: ($block:literal, $items:literal)),* $(,)?) => {$(
+        set_by_key_entry_point!(union, Union, $t, $block, $items);
+        set_by_key_entry_point!(intersection, Intersection, $t, $block, $items);
+        set_by_key_entry_point!(difference, Difference, $t, $block, $items);
+        set_by_key_entry_point!(symmetric_difference, SymmetricDifference, $t, $block, $items);
+    )*};
+}
+
+/// One set operation by key for values of 4, 8 and 16 bytes.
+macro_rules! set_by_key_entry_point {
+    ($name:ident, $operation:ident, $t:ident, $block:literal, $items:literal) => {
+        set_by_key_entry_point!(@ $name, $operation, $t, $block, $items, 4, u32);
+        set_by_key_entry_point!(@ $name, $operation, $t, $block, $items, 8, u64);
+        set_by_key_entry_point!(@ $name, $operation, $t, $block, $items, 16, super::Bytes16);
+    };
+    (@ $name:ident, $operation:ident, $t:ident, $block:literal, $items:literal, $bytes:literal, $value:ty) => {
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn ${concat(set_, $name, _by_key_b, $block, _i, $items, _, $t, _v, $bytes)}(
+            a: *const $t,
+            a_values: *const $value,
+            _m: u64,
+            b: *const $t,
+            b_values: *const $value,
+            _n: u64,
+            c: *mut $t,
+            c_values: *mut $value,
+            splits: *const u64,
+            status: *mut u64,
+        ) {
+            // SAFETY: per the launch described above; the value buffers hold `m`, `n` and as
+            // many values as `c` has room for keys.
+            unsafe {
+                super::set_operation_by_key::<$t, super::Ascending, $value, $block, $items, { $items + 1 }>(
+                    super::SetOperation::$operation,
+                    (a, a_values),
+                    (b, b_values),
+                    (c, c_values),
+                    splits.cast(),
+                    status,
+                )
+            }
+        }
+    };
+}
+
+// Every key type at its default shape (`tiles::SET_4_BYTE`, `SET_8_BYTE`).
+set_by_key_entry_points! { i32: (256, 15), u32: (256, 15), i64: (256, 11), f32: (256, 15), f64: (256, 11) }

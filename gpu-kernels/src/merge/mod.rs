@@ -57,7 +57,7 @@ pub use pipelined::{block_tiles, merge_path_pipelined, pipeline_slot};
 pub use sequential::{RankIndex, co_rank, co_rank_by, co_rank_in, merge_sequential, merge_sequential_by};
 pub use set_ops::{SetOperation, balanced_split, set_walk, set_walk_steps};
 pub use set_path::{
-    set_operation, set_partition, set_partition_thread, set_tile, split_thread, stage_thread, store_thread,
-    walk_thread,
+    set_operation, set_operation_by_key, set_partition, set_partition_thread, set_tile, split_thread,
+    stage_thread, store_thread, walk_thread,
 };
 pub use tiled::{TileBuffers, TiledBlock, merge_tiled};

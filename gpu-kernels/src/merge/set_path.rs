@@ -25,7 +25,7 @@ use super::lookback::TileStatus;
 use super::order::KeyOrder;
 use super::path::{PathTile, load_tile, release_tile_memory};
 use super::set_ops::{SetOperation, balanced_split, set_walk_steps};
-use super::tiles::{PathShape, a_end_marks};
+use super::tiles::{PathShape, SetLayout, a_end_marks};
 use crate::device::SharedArray;
 use crate::device::bulk::Barrier;
 use crate::device::thread::*;
@@ -142,8 +142,10 @@ pub unsafe fn split_thread<
 }
 
 /// Phase 3: thread `tid` walks its piece of the tile (from its split to the next thread's) in
-/// `STEPS` steps: the key of every step in `kept` (in registers: the step is known when the
-/// code is written) and a bit per kept step in the returned mask.
+/// `STEPS` steps; `record(k, key, source)` gets every step's key and its source, its position in
+/// the tile (A's `i` as `i`, B's `j` as `a_len + j`), and the returned mask has a bit per step
+/// that keeps its key. The kernels record into arrays indexed by the step, which the unrolled
+/// steps keep in registers.
 ///
 /// # Safety
 /// As [`split_thread`], whose splits every thread wrote before a barrier; the tile's end marks
@@ -154,9 +156,8 @@ pub unsafe fn walk_thread<K: MergeKey, O: KeyOrder<K>, S: KeyReader<K>, const ST
     tile: &PathTile,
     tid: u32,
     keys: S,
-    split_a: *const u32,
-    split_b: *const u32,
-    kept: &mut [K; STEPS],
+    (split_a, split_b): (*const u32, *const u32),
+    mut record: impl FnMut(usize, K, u32),
 ) -> u32 {
     const { assert!(STEPS <= 32, "a walk's mask has a bit per step") };
     let t = tid as usize;
@@ -172,8 +173,8 @@ pub unsafe fn walk_thread<K: MergeKey, O: KeyOrder<K>, S: KeyReader<K>, const ST
             a_piece,
             b_run,
             b_piece,
-            |k, keep, key, _, _| {
-                kept[k] = key;
+            |k, keep, key, from_b, index| {
+                record(k, key, if from_b { tile.a_len + index } else { index });
                 mask |= u32::from(keep) << k;
             },
         );
@@ -181,23 +182,14 @@ pub unsafe fn walk_thread<K: MergeKey, O: KeyOrder<K>, S: KeyReader<K>, const ST
     mask
 }
 
-/// Phase 5: thread `tid` writes its kept keys (the steps of `mask`) to the compacted tile
-/// `staged`, from position `first` on.
-///
-/// # Safety
-/// `staged` has room for the tile's outputs, and no other thread writes these positions.
+/// Phase 5: thread `tid` writes its kept elements (the steps of `mask`) to the compacted tile:
+/// `place(at, k)` puts step `k`'s at position `at`, from `first` on.
 #[inline(always)]
-pub unsafe fn stage_thread<K: MergeKey, W: KeyWriter<K>, const STEPS: usize>(
-    kept: &[K; STEPS],
-    mask: u32,
-    first: u32,
-    staged: W,
-) {
+pub fn stage_thread<const STEPS: usize>(mask: u32, first: u32, mut place: impl FnMut(u32, usize)) {
     let mut at = first;
-    for (k, &key) in kept.iter().enumerate() {
+    for k in 0..STEPS {
         if mask & (1 << k) != 0 {
-            // SAFETY: per the caller.
-            unsafe { staged.store(at as usize, key) };
+            place(at, k);
             at += 1;
         }
     }
@@ -224,15 +216,136 @@ pub unsafe fn store_thread<K: MergeKey, S: KeyReader<K>, const BLOCK: usize>(
     }
 }
 
+/// A set-operation block's shared memory ([`SetLayout`]).
+#[derive(Clone, Copy)]
+struct SetShared<K> {
+    keys: SharedKeys<K>,
+    bulk_barrier: Barrier,
+    split_a: *mut u32,
+    split_b: *mut u32,
+    totals: SharedArray<u32>,
+    prefix: SharedArray<u64>,
+}
+
+impl<K: MergeKey> SetShared<K> {
+    /// The arrays of `layout`.
+    ///
+    /// # Safety
+    /// The launch has the dynamic shared memory of `layout.bytes()`.
+    #[inline(always)]
+    unsafe fn at(layout: SetLayout) -> Self {
+        // SAFETY: per the caller, every offset is inside the launch's shared memory.
+        unsafe {
+            let split_a = SharedArray::<u32>::at_offset(layout.splits_offset() / 4).as_mut_ptr();
+            Self {
+                keys: SharedKeys::at_offset(0),
+                bulk_barrier: Barrier::at(
+                    SharedArray::<u64>::at_offset(layout.barrier_offset() / 8).as_mut_ptr(),
+                ),
+                split_a,
+                split_b: split_a.wrapping_add(layout.shape.block_threads + 1),
+                totals: SharedArray::at_offset(layout.totals_offset() / 4),
+                prefix: SharedArray::at_offset(layout.prefix_offset() / 8),
+            }
+        }
+    }
+}
+
+/// Phases 1 to 4 of tile `tile_index` by this block: its keys loaded, each thread's split and
+/// walk (`record` gets every step, see [`walk_thread`]), the threads' counts scanned (shuffles
+/// within warps, then the warps' totals) and the block past a barrier that ends every walk.
+/// Returns the tile (with its shared layout), this thread's mask of kept steps, its first
+/// position in the compacted tile, and the tile's count.
+///
+/// # Safety
+/// As [`set_operation`]; every thread of the block calls it.
+#[inline(always)]
+unsafe fn walk_tile<
+    K: MergeKey,
+    O: KeyOrder<K>,
+    const BLOCK: usize,
+    const ITEMS: usize,
+    const STEPS: usize,
+>(
+    operation: SetOperation,
+    (a, b): (*const K, *const K),
+    splits: *const usize,
+    shared: SetShared<K>,
+    record: impl FnMut(usize, K, u32),
+) -> (PathTile, u32, u32, u32) {
+    let (tid, tile_index) = (thread_idx_x(), block_idx_x() as usize);
+    let (lane, warp) = (tid % LANES, (tid / LANES) as usize);
+    // SAFETY: per the caller; a barrier separates each phase from the one that reads what it
+    // wrote.
+    unsafe {
+        let tile = set_tile::<STEPS>(tile_index, splits);
+        let tile = load_tile::<K, O, BLOCK, STEPS, false>(tile, tid, a, b, shared.keys, shared.bulk_barrier);
+        split_thread::<K, O, _, BLOCK, ITEMS>(&tile, tid, shared.keys, shared.split_a, shared.split_b);
+        sync_threads();
+        let piece = (shared.split_a.cast_const(), shared.split_b.cast_const());
+        let mask = walk_thread::<K, O, _, STEPS>(operation, &tile, tid, shared.keys, piece, record);
+        let count = mask.count_ones();
+        let mut inclusive = count;
+        let mut delta = 1;
+        while delta < LANES {
+            let below = from_lanes_below(inclusive, delta);
+            if lane >= delta {
+                inclusive += below;
+            }
+            delta *= 2;
+        }
+        if lane == LANES - 1 {
+            shared.totals.write(warp, inclusive);
+        }
+        sync_threads();
+        release_tile_memory(tid, shared.bulk_barrier);
+        let (mut first, mut tile_count) = (inclusive - count, 0);
+        for w in 0..BLOCK / LANES as usize {
+            let total = shared.totals.read(w);
+            if w < warp {
+                first += total;
+            }
+            tile_count += total;
+        }
+        (tile, mask, first, tile_count)
+    }
+}
+
+/// Phase 5b: where the tile's outputs start, the outputs of every tile before it, by warp 0's
+/// look-back on the tiles' status words; written to `prefix` for the block (read it after a
+/// barrier). The tile's count was published earlier ([`TileStatus::publish_count`]); its
+/// inclusive prefix is published here.
+///
+/// # Safety
+/// As [`TileStatus::look_back`]; every thread of the block calls it.
+#[inline(always)]
+unsafe fn find_prefix(status: TileStatus, tile_index: usize, tile_count: u32, prefix: SharedArray<u64>) {
+    let tid = thread_idx_x();
+    if tid >= LANES {
+        return;
+    }
+    // SAFETY: per the caller; one warp, converged.
+    unsafe {
+        let before = if tile_index == 0 { 0 } else { status.look_back(tile_index, tid) };
+        if tid == 0 {
+            if tile_index > 0 {
+                status.publish_inclusive(tile_index, before + u64::from(tile_count));
+            }
+            prefix.write(0, before);
+        }
+    }
+}
+
 /// The set-operation kernel: block `blockIdx.x` walks tile `blockIdx.x` (between the
 /// partition's balanced splits `tile × BLOCK × ITEMS` diagonals apart) and writes its outputs
-/// to `c`, after every earlier tile's. `STEPS` is `ITEMS + 1`.
+/// to `c`, after every earlier tile's. `STEPS` is `ITEMS + 1`. Each thread keeps its walk's keys
+/// in registers and compacts them into the input buffer once every walk is done.
 ///
 /// # Safety
 /// As [`set_partition`], whose `splits` and cleared `status` (for this tile size) this launch
 /// reads; `c` has room for the operation's outputs (at most `m + n`) and overlaps neither
 /// input; the launch has `BLOCK` threads per block, a multiple of 32, one block per tile, and
-/// the dynamic shared memory of [`PathShape::set_shared_bytes`].
+/// the dynamic shared memory of [`SetLayout::bytes`] (keys alone).
 #[inline(always)]
 pub unsafe fn set_operation<
     K: MergeKey,
@@ -249,79 +362,91 @@ pub unsafe fn set_operation<
     status: *mut u64,
 ) {
     const { assert!(STEPS == ITEMS + 1 && BLOCK.is_multiple_of(LANES as usize)) };
-    let shape = PathShape::new(BLOCK, ITEMS);
-    let bytes = size_of::<K>();
+    let layout = SetLayout::new(PathShape::new(BLOCK, ITEMS), size_of::<K>(), false);
     let (tid, tile_index) = (thread_idx_x(), block_idx_x() as usize);
-    let (lane, warp) = (tid % LANES, (tid / LANES) as usize);
-    // SAFETY: shared memory holds the input buffer (later the compacted tile), the splits, the
-    // warps' counts, the prefix and the barrier (per the launch, `PathShape::set_shared_bytes`);
-    // a barrier separates each phase from the one that reads what it wrote; per the caller for
-    // the global buffers.
+    // SAFETY: per the caller; a barrier separates each phase from the one that reads what it
+    // wrote.
     unsafe {
-        let keys = SharedKeys::<K>::at_offset(0);
-        let bulk_barrier =
-            Barrier::at(SharedArray::<u64>::at_offset(shape.set_barrier_offset(bytes) / 8).as_mut_ptr());
-        let split_a = SharedArray::<u32>::at_offset(shape.set_splits_offset(bytes) / 4).as_mut_ptr();
-        let split_b = split_a.wrapping_add(BLOCK + 1);
-        let totals = SharedArray::<u32>::at_offset(shape.set_totals_offset(bytes) / 4);
-        let prefix = SharedArray::<u64>::at_offset(shape.set_prefix_offset(bytes) / 8);
+        let shared = SetShared::<K>::at(layout);
         let status = TileStatus::at(status);
-
-        let tile = set_tile::<STEPS>(tile_index, splits);
-        let tile = load_tile::<K, O, BLOCK, STEPS, false>(tile, tid, a, b, keys, bulk_barrier);
-        split_thread::<K, O, _, BLOCK, ITEMS>(&tile, tid, keys, split_a, split_b);
-        sync_threads();
         let mut kept = [O::LAST; STEPS];
-        let mask = walk_thread::<K, O, _, STEPS>(
-            operation,
-            &tile,
-            tid,
-            keys,
-            split_a.cast_const(),
-            split_b.cast_const(),
-            &mut kept,
-        );
-
-        // The threads' counts, scanned: within each warp by shuffles, then across warps.
-        let count = mask.count_ones();
-        let mut inclusive = count;
-        let mut delta = 1;
-        while delta < LANES {
-            let below = from_lanes_below(inclusive, delta);
-            if lane >= delta {
-                inclusive += below;
-            }
-            delta *= 2;
-        }
-        if lane == LANES - 1 {
-            totals.write(warp, inclusive);
-        }
-        sync_threads();
-        release_tile_memory(tid, bulk_barrier);
-        let (mut first, mut tile_count) = (inclusive - count, 0);
-        for w in 0..BLOCK / LANES as usize {
-            let total = totals.read(w);
-            if w < warp {
-                first += total;
-            }
-            tile_count += total;
-        }
-
+        let (_, mask, first, tile_count) =
+            walk_tile::<K, O, BLOCK, ITEMS, STEPS>(operation, (a, b), splits, shared, |k, key, _| {
+                kept[k] = key
+            });
         if tid == 0 {
             status.publish_count(tile_index, u64::from(tile_count));
         }
-        stage_thread::<K, _, STEPS>(&kept, mask, first, keys);
-        if warp == 0 {
-            let before = if tile_index == 0 { 0 } else { status.look_back(tile_index, lane) };
-            if lane == 0 {
-                if tile_index > 0 {
-                    status.publish_inclusive(tile_index, before + u64::from(tile_count));
-                }
-                prefix.write(0, before);
-            }
-        }
+        stage_thread::<STEPS>(mask, first, |at, k| shared.keys.store(at as usize, kept[k]));
+        find_prefix(status, tile_index, tile_count, shared.prefix);
         sync_threads();
-        store_thread::<K, _, BLOCK>(tid, keys, tile_count, c, prefix.read(0) as usize);
+        store_thread::<K, _, BLOCK>(tid, shared.keys, tile_count, c, shared.prefix.read(0) as usize);
+    }
+}
+
+/// The set-operation kernel by key: as [`set_operation`], and each output key's value (of `P`,
+/// read from `a_values` or `b_values` at its key's index) goes to the same index of `c_values`.
+/// Each thread keeps its walk's sources (tile positions) in registers; once every walk is done
+/// it stages the kept keys and their sources, and the block stores the keys and moves each
+/// value from its input.
+///
+/// # Safety
+/// As [`set_operation`], with value buffers of `m`, `n` and the outputs' count; the launch has
+/// the dynamic shared memory of [`SetLayout::bytes`] by key.
+#[inline(always)]
+pub unsafe fn set_operation_by_key<
+    K: MergeKey,
+    O: KeyOrder<K>,
+    P: Copy,
+    const BLOCK: usize,
+    const ITEMS: usize,
+    const STEPS: usize,
+>(
+    operation: SetOperation,
+    (a, a_values): (*const K, *const P),
+    (b, b_values): (*const K, *const P),
+    (c, c_values): (*mut K, *mut P),
+    splits: *const usize,
+    status: *mut u64,
+) {
+    const { assert!(STEPS == ITEMS + 1 && BLOCK.is_multiple_of(LANES as usize)) };
+    let layout = SetLayout::new(PathShape::new(BLOCK, ITEMS), size_of::<K>(), true);
+    let (tid, tile_index) = (thread_idx_x(), block_idx_x() as usize);
+    // SAFETY: per the caller; a barrier separates each phase from the one that reads what it
+    // wrote; staged keys and sources lie apart from the input buffer they are read from.
+    unsafe {
+        let shared = SetShared::<K>::at(layout);
+        let staged = SharedKeys::<K>::at_offset(layout.staged_offset() / size_of::<K>());
+        let sources = SharedArray::<u32>::at_offset(layout.sources_offset() / 4);
+        let status = TileStatus::at(status);
+        let mut kept = [0u32; STEPS];
+        let (tile, mask, first, tile_count) =
+            walk_tile::<K, O, BLOCK, ITEMS, STEPS>(operation, (a, b), splits, shared, |k, _, source| {
+                kept[k] = source
+            });
+        if tid == 0 {
+            status.publish_count(tile_index, u64::from(tile_count));
+        }
+        let in_shared = |source: u32| {
+            if source < tile.a_len { tile.a_at + source } else { tile.b_at + (source - tile.a_len) }
+        };
+        stage_thread::<STEPS>(mask, first, |at, k| {
+            staged.store(at as usize, shared.keys.load(in_shared(kept[k]) as usize));
+            sources.write(at as usize, kept[k]);
+        });
+        find_prefix(status, tile_index, tile_count, shared.prefix);
+        sync_threads();
+        let start = shared.prefix.read(0) as usize;
+        for x in (tid..tile_count).step_by(BLOCK) {
+            let source = sources.read(x as usize);
+            let value = if source < tile.a_len {
+                *a_values.add(tile.a_start + source as usize)
+            } else {
+                *b_values.add(tile.b_start + (source - tile.a_len) as usize)
+            };
+            *c.add(start + x as usize) = staged.load(x as usize);
+            *c_values.add(start + x as usize) = value;
+        }
     }
 }
 
@@ -391,24 +516,33 @@ mod tests {
             let walks: Vec<([i32; STEPS], u32)> = (0..BLOCK as u32)
                 .map(|tid| {
                     let mut kept = [i32::MAX; STEPS];
+                    let mut sources = [u32::MAX; STEPS];
                     let mask = unsafe {
                         walk_thread::<i32, Ascending, _, STEPS>(
                             operation,
                             &tile,
                             tid,
                             s,
-                            split_a.as_ptr(),
-                            split_b.as_ptr(),
-                            &mut kept,
+                            (split_a.as_ptr(), split_b.as_ptr()),
+                            |k, key, source| (kept[k], sources[k]) = (key, source),
                         )
                     };
+                    // Each kept step's source holds its key.
+                    let kept_steps =
+                        kept.iter().zip(sources).enumerate().filter(|(k, _)| mask & (1 << k) != 0);
+                    for (_, (key, source)) in kept_steps {
+                        let source = source as usize;
+                        let from =
+                            if source < a_len { shared[source] } else { shared[b_at + source - a_len] };
+                        assert_eq!(*key, from, "{tile:?}: step's source");
+                    }
                     (kept, mask)
                 })
                 .collect();
             // --- barrier ---
             let mut first = 0;
             for (kept, mask) in &walks {
-                unsafe { stage_thread::<i32, _, STEPS>(kept, *mask, first, s) };
+                stage_thread::<STEPS>(*mask, first, |at, k| shared[at as usize] = kept[k]);
                 first += mask.count_ones();
             }
             // --- barrier ---

@@ -220,35 +220,6 @@ impl PathShape {
         self.items + 1
     }
 
-    /// The set-operation kernel's shared memory, in bytes from its start: the input buffer as
-    /// merge path's, laid out for threads of [`set_steps`](Self::set_steps) keys (a tile of
-    /// up to `tile + 1` keys, A's end marks and B's; its compacted outputs later reuse it), then
-    /// each thread's balanced split (`block + 1` of A's indices, as many of B's, `u32`).
-    pub const fn set_splits_offset(self, key_bytes: usize) -> usize {
-        let walk = Self::new(self.block_threads, self.set_steps());
-        (walk.input_keys(key_bytes) * key_bytes).next_multiple_of(16)
-    }
-
-    /// Then each warp's count of outputs (`u32`).
-    pub const fn set_totals_offset(self, key_bytes: usize) -> usize {
-        self.set_splits_offset(key_bytes) + 2 * 4 * (self.block_threads + 1)
-    }
-
-    /// Then the outputs of the tiles before this block's (`u64`), from the look-back.
-    pub const fn set_prefix_offset(self, key_bytes: usize) -> usize {
-        (self.set_totals_offset(key_bytes) + 4 * self.block_threads.div_ceil(32)).next_multiple_of(8)
-    }
-
-    /// Then the bulk loads' barrier (`u64`).
-    pub const fn set_barrier_offset(self, key_bytes: usize) -> usize {
-        self.set_prefix_offset(key_bytes) + 8
-    }
-
-    /// Dynamic shared memory per block of the set-operation kernel.
-    pub const fn set_shared_bytes(self, key_bytes: usize) -> usize {
-        self.set_barrier_offset(key_bytes) + 8
-    }
-
     /// Tiles (blocks) of a merge of `total` outputs; zero for an empty merge.
     pub const fn tiles(self, total: usize) -> usize {
         total.div_ceil(self.tile_size())
@@ -267,6 +238,68 @@ pub const PATH_4_BYTE: PathShape = PathShape::new(256, 21);
 /// ms) ahead of 256×15 (1.159), 128×19 (1.172) and 256×23 (1.173, 94 KB of shared memory per
 /// block: 2 blocks per SM).
 pub const PATH_8_BYTE: PathShape = PathShape::new(256, 11);
+
+/// The shared memory of a set-operation block (`merge/set_path.rs`) of `shape`, for keys of
+/// `key_bytes` bytes and, `by_key`, their values; offsets in bytes from its start.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SetLayout {
+    pub shape: PathShape,
+    pub key_bytes: usize,
+    pub by_key: bool,
+}
+
+impl SetLayout {
+    pub const fn new(shape: PathShape, key_bytes: usize, by_key: bool) -> Self {
+        Self { shape, key_bytes, by_key }
+    }
+
+    /// The input buffer comes first, laid out as merge path's for threads of
+    /// [`set_steps`](PathShape::set_steps) keys (a tile of up to `tile + 1` keys, A's end marks
+    /// and B's). Keys alone are compacted into it once the walks are done; by key, the kept keys
+    /// and their sources go to the next two arrays, and it is read while they are written.
+    pub const fn input_bytes(self) -> usize {
+        let walk = PathShape::new(self.shape.block_threads, self.shape.set_steps());
+        (walk.input_keys(self.key_bytes) * self.key_bytes).next_multiple_of(16)
+    }
+
+    /// By key: the compacted keys (up to `tile + 1`).
+    pub const fn staged_offset(self) -> usize {
+        self.input_bytes()
+    }
+
+    /// By key: each compacted key's source, its position in the tile (`u32`: A's from 0, B's
+    /// after A's).
+    pub const fn sources_offset(self) -> usize {
+        let staged = if self.by_key { (self.shape.tile_size() + 1) * self.key_bytes } else { 0 };
+        self.staged_offset() + staged.next_multiple_of(16)
+    }
+
+    /// Each thread's balanced split: `block + 1` of A's indices, then as many of B's (`u32`).
+    pub const fn splits_offset(self) -> usize {
+        let sources = if self.by_key { (self.shape.tile_size() + 1) * 4 } else { 0 };
+        self.sources_offset() + sources.next_multiple_of(16)
+    }
+
+    /// Each warp's count of outputs (`u32`).
+    pub const fn totals_offset(self) -> usize {
+        self.splits_offset() + 2 * 4 * (self.shape.block_threads + 1)
+    }
+
+    /// The outputs of the tiles before this block's (`u64`), from the look-back.
+    pub const fn prefix_offset(self) -> usize {
+        (self.totals_offset() + 4 * self.shape.block_threads.div_ceil(32)).next_multiple_of(8)
+    }
+
+    /// The bulk loads' barrier (`u64`).
+    pub const fn barrier_offset(self) -> usize {
+        self.prefix_offset() + 8
+    }
+
+    /// Dynamic shared memory per block.
+    pub const fn bytes(self) -> usize {
+        self.barrier_offset() + 8
+    }
+}
 
 /// The set-operation shape for 4-byte keys (i32, u32, f32) (`merge/set_path.rs`; a thread's
 /// kept keys live in registers, so fewer items per thread than merge path's keep more blocks

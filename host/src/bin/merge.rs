@@ -15,7 +15,7 @@ use host::gpu::PtxChoice;
 use host::merge::family_reference::{gather, merge_by_key_reference_in, set_sources};
 use host::merge::{
     Ascending, ByUpper16, Descending, Distribution, HostKey, KeyOrder, MergeByKeyProblem, MergeProblem,
-    MergeVariant, Record8, Record16, SetOperation, SetProblem, SourceValue, check_sorted_in,
+    MergeVariant, Record8, Record16, SetByKeyProblem, SetOperation, SetProblem, SourceValue, check_sorted_in,
     first_difference, first_value_difference, merge_reference_in, path, set_ops, source_values,
 };
 use host::preflight::{self, MergeNeed};
@@ -99,8 +99,9 @@ struct Args {
     /// checked key by key against a CPU walk and timed against the copy of A and B (% of copy
     /// compares bandwidths: the operation moves m + n keys read and its outputs written).
     /// Merge path's set kernels run it (the default --variant all becomes merge-path), at
-    /// --path-shape or the key type's default; --output saves its outputs.
-    #[arg(long, value_enum, value_name = "OPERATION", conflicts_with = "values")]
+    /// --path-shape or the key type's default; --output saves its outputs. With --values, by key
+    /// (at the default shape): each output key brings its element's value.
+    #[arg(long, value_enum, value_name = "OPERATION")]
     set: Option<SetArg>,
     /// Launch shape of merge path: threads per block × outputs per thread, e.g. 256x21, or
     /// 256x15-pipelined (blocks that each merge a series of tiles with the next one's load in
@@ -539,7 +540,15 @@ fn run_keys<K: HostKey + WritableElement, O: KeyOrder<K>>(
         if O::NAME != OrderArg::Asc.name() {
             return Err(set_needs_ascending(set));
         }
-        return run_set(gpu, args, set, a, b);
+        return match args.values {
+            None => run_set(gpu, args, set, a, b),
+            Some(ValuesArg::U32) => run_set_by_key::<K, u32>(gpu, args, set, a, b),
+            Some(ValuesArg::U64) => run_set_by_key::<K, u64>(gpu, args, set, a, b),
+            Some(ValuesArg::F32) => run_set_by_key::<K, f32>(gpu, args, set, a, b),
+            Some(ValuesArg::F64) => run_set_by_key::<K, f64>(gpu, args, set, a, b),
+            Some(ValuesArg::Rec8) => run_set_by_key::<K, Record8>(gpu, args, set, a, b),
+            Some(ValuesArg::Rec16) => run_set_by_key::<K, Record16>(gpu, args, set, a, b),
+        };
     }
     match args.values {
         Some(ValuesArg::U32) => return run_by_key::<K, u32, O>(gpu, args, a, b),
@@ -690,6 +699,57 @@ fn run_set<K: HostKey + WritableElement>(
         write_keys_npy(path, out)?;
     }
     Ok(vec![row])
+}
+
+/// Runs the set operation `set` by key on `a` and `b` (each key with its generated value of `V`)
+/// at the default shape for `K`, and returns the report row.
+fn run_set_by_key<K: HostKey, V: SourceValue>(
+    gpu: &Gpu,
+    args: &Args,
+    set: SetArg,
+    a: &[K],
+    b: &[K],
+) -> Result<Vec<Row>> {
+    let operation = set.operation();
+    let (a_values, b_values) = step("generating the values", args.json, || {
+        (source_values::<V>(false, a.len()), source_values::<V>(true, b.len()))
+    });
+    let mut problem = SetByKeyProblem::new(gpu, a, &a_values, b, &b_values)?;
+    let repeat = args.repeat as usize;
+    let copy_ms = median_after_warm_up(repeat, || problem.copy_ms())?;
+    let reference = (!args.no_verify).then(|| {
+        step("walking A and B on the CPU (the reference)", args.json, || {
+            let sources = set_sources(operation, a, b);
+            (gather(&sources, a, b), gather(&sources, &a_values, &b_values))
+        })
+    });
+    let ms = median_after_warm_up(repeat, || problem.run(operation))?;
+    let outputs = problem.outputs().unwrap_or(0);
+    let check = match &reference {
+        Some((keys, values)) => {
+            let (out_keys, out_values) = problem.output()?;
+            Some(step("checking the result", args.json, || {
+                let wrong_key = first_difference(&out_keys, keys);
+                wrong_key.into_iter().chain(first_value_difference(&out_values, values)).min()
+            }))
+        }
+        None => None,
+    };
+    let element = size_of::<K>() + size_of::<V>();
+    Ok(vec![Row {
+        variant: MergeVariant::Path,
+        path_shape: None,
+        values: args.values,
+        order: None,
+        set: Some((set, outputs)),
+        dtype: K::NAME,
+        ms,
+        copy_ms,
+        keys: a.len() + b.len(),
+        bytes: (a.len() + b.len() + outputs) * element,
+        copy_bytes: 2 * (a.len() + b.len()) * element,
+        check,
+    }])
 }
 
 /// Runs every chosen variant for key type `K` on inputs generated from `--m`, `--n`, `--dist`
@@ -1091,8 +1151,8 @@ mod tests {
         assert!(err.to_string().contains("runs merge path's set kernels alone"), "{err}");
         let err = resolve_variants(&parse(&["--set", "difference", "--order", "desc"]).unwrap()).unwrap_err();
         assert!(err.to_string().contains("--set difference takes ascending keys"), "{err}");
-        let err = parse(&["--set", "union", "--values", "u32"]).unwrap_err().to_string();
-        assert!(err.contains("cannot be used with"), "{err}");
+        let args = parse(&["--set", "union", "--values", "rec16"]).unwrap();
+        assert_eq!((args.set, args.values), (Some(SetArg::Union), Some(ValuesArg::Rec16)));
         assert!(parse(&["--set", "xor"]).unwrap_err().to_string().contains("xor"));
         for (name, operation) in [
             ("union", SetOperation::Union),

@@ -130,7 +130,7 @@ pub fn first_value_difference<V: MergeValue>(out: &[V], expected: &[V]) -> Optio
 }
 
 /// Refuses value types whose size has no kernel.
-fn check_value_size<V>() -> Result<()> {
+pub(super) fn check_value_size<V>() -> Result<()> {
     let bytes = size_of::<V>();
     if VALUE_BYTES.contains(&bytes) {
         return Ok(());
@@ -313,18 +313,7 @@ impl<'g, K: HostKey, V: MergeValue> MergeByKeyProblem<'g, K, V> {
         let (keys, a, b, c) = (&mut self.keys, &self.a_values, &self.b_values, &mut self.c_values);
         gpu.timer()?.time(|| {
             keys.enqueue_copy()?;
-            let stream = gpu.stream();
-            if m > 0 {
-                stream
-                    .memcpy_dtod(&a.slice(..m), &mut c.slice_mut(..m))
-                    .context(|| "copying A's values".into())?;
-            }
-            if n > 0 {
-                stream
-                    .memcpy_dtod(&b.slice(..n), &mut c.slice_mut(m..m + n))
-                    .context(|| "copying B's values".into())?;
-            }
-            Ok(())
+            enqueue_value_copies(gpu, (a, m), (b, n), c)
         })
     }
 
@@ -347,6 +336,26 @@ impl<'g, K: HostKey, V: MergeValue> MergeByKeyProblem<'g, K, V> {
         self.keys.gpu().download_into(&bytes, bytemuck::cast_slice_mut(&mut values))?;
         Ok((keys, values))
     }
+}
+
+/// Enqueues device-to-device copies of the first `m` bytes of `a` and `n` of `b` into `c`, one
+/// after the other: the values' part of a copy ceiling.
+pub(super) fn enqueue_value_copies(
+    gpu: &Gpu,
+    (a, m): (&CudaSlice<u8>, usize),
+    (b, n): (&CudaSlice<u8>, usize),
+    c: &mut CudaSlice<u8>,
+) -> Result<()> {
+    let stream = gpu.stream();
+    if m > 0 {
+        stream.memcpy_dtod(&a.slice(..m), &mut c.slice_mut(..m)).context(|| "copying A's values".into())?;
+    }
+    if n > 0 {
+        stream
+            .memcpy_dtod(&b.slice(..n), &mut c.slice_mut(m..m + n))
+            .context(|| "copying B's values".into())?;
+    }
+    Ok(())
 }
 
 /// Merges sorted `a_keys` and `b_keys` on the GPU, each key's value (`a_values[i]` with

@@ -47,7 +47,9 @@ pub use distribution::{Distribution, FEW_UNIQUE_KEYS};
 pub use key::HostKey;
 pub use problem::MergeProblem;
 pub use reference::{merge_reference, merge_reference_in};
-pub use set_ops::{SetOperation, SetProblem, set_operation, set_operation_arrays};
+pub use set_ops::{
+    SetByKeyProblem, SetOperation, SetProblem, set_operation, set_operation_arrays, set_operation_by_key,
+};
 pub use validate::{check_sorted, check_sorted_in, first_difference};
 pub use variant::{MergePlan, MergeVariant};
 

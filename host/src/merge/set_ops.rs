@@ -19,12 +19,15 @@
 //! # Ok::<(), host::Error>(())
 //! ```
 
+use std::marker::PhantomData;
+
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use gpu_kernels::merge::lookback::inclusive_prefix;
-use gpu_kernels::merge::tiles::{MAX_SHARED_BYTES, PARTITION_THREADS, PathShape, set_shape};
+use gpu_kernels::merge::tiles::{MAX_SHARED_BYTES, PARTITION_THREADS, PathShape, SetLayout, set_shape};
 use gpu_kernels::merge::{SET_SHAPES_F32, SET_SHAPES_F64, SET_SHAPES_I32, SET_SHAPES_I64, SET_SHAPES_U32};
 use ndarray::{Array1, ArrayView1};
 
+use super::by_key::{MergeValue, VALUE_BYTES};
 use super::path::Describe;
 use super::variant::{MAX_GRID_X, total};
 use super::{HostKey, MergeProblem};
@@ -93,12 +96,18 @@ pub fn partition_entry_point(dtype: &str) -> String {
     format!("set_partition_{dtype}")
 }
 
-/// How the set kernel of `shape` is launched for `m + n` keys of `key_bytes` bytes: one block
-/// per tile of `shape.tile_size()` input keys (a tile may take one key more, see
-/// `gpu_kernels::merge::balanced_split`), with the set layout's shared memory; `None` when
-/// both inputs are empty.
-pub fn launch_config(shape: PathShape, m: usize, n: usize, key_bytes: usize) -> Result<Option<LaunchConfig>> {
-    let shared = shape.set_shared_bytes(key_bytes);
+/// How the set kernel of `shape` is launched for `m + n` keys of `key_bytes` bytes (and their
+/// values, `by_key`): one block per tile of `shape.tile_size()` input keys (a tile may take one
+/// key more, see `gpu_kernels::merge::balanced_split`), with its [`SetLayout`]'s shared memory;
+/// `None` when both inputs are empty.
+pub fn launch_config(
+    shape: PathShape,
+    m: usize,
+    n: usize,
+    key_bytes: usize,
+    by_key: bool,
+) -> Result<Option<LaunchConfig>> {
+    let shared = SetLayout::new(shape, key_bytes, by_key).bytes();
     if shared > MAX_SHARED_BYTES {
         return Err(Error::BadArgument(format!(
             "the set-operation shape {} needs {shared} bytes of shared memory per block, over the {MAX_SHARED_BYTES} the kernels may use",
@@ -134,12 +143,12 @@ impl<'g, K: HostKey> SetProblem<'g, K> {
     /// output; refuses, before allocating anything, inputs whose buffers do not fit in the GPU's
     /// free memory ([`Error::OutOfMemory`], naming the largest `m + n` that would).
     pub fn new(gpu: &'g Gpu, a: &[K], b: &[K]) -> Result<Self> {
-        let keys = MergeProblem::with_need::<gpu_kernels::merge::Ascending>(
-            gpu,
-            a,
-            b,
-            MergeNeed::set_operation::<K>(a.len(), b.len()),
-        )?;
+        Self::with_need(gpu, a, b, MergeNeed::set_operation::<K>(a.len(), b.len()))
+    }
+
+    /// As [`new`](Self::new), refusing a `need` (keys, and values by key) the GPU cannot hold.
+    fn with_need(gpu: &'g Gpu, a: &[K], b: &[K], need: MergeNeed) -> Result<Self> {
+        let keys = MergeProblem::with_need::<gpu_kernels::merge::Ascending>(gpu, a, b, need)?;
         Ok(Self { keys, splits: None, status: None, outputs: None })
     }
 
@@ -185,12 +194,29 @@ impl<'g, K: HostKey> SetProblem<'g, K> {
     /// (CUDA events), then reads the count of outputs (untimed). The output is poisoned before,
     /// untimed, so a key the kernel fails to write shows in [`output`](Self::output).
     pub fn run_shape(&mut self, operation: SetOperation, shape: PathShape) -> Result<f64> {
+        self.run_with(operation, shape, None)
+    }
+
+    /// [`run_shape`](Self::run_shape), by key when `values` are given: A's, B's and the output's
+    /// value buffers, and the values' size (the by-key kernel at the default shape).
+    fn run_with(
+        &mut self,
+        operation: SetOperation,
+        shape: PathShape,
+        values: Option<ValueBuffers<'_>>,
+    ) -> Result<f64> {
         self.outputs = None;
         let gpu = self.keys.gpu();
-        let set = gpu.function(&entry_point(operation, shape, K::NAME)?)?;
+        let entry = match &values {
+            Some(values) => by_key_entry_point(operation, shape, K::NAME, values.bytes)?,
+            None => entry_point(operation, shape, K::NAME)?,
+        };
+        let set = gpu.function(&entry)?;
         let partition = gpu.function(&partition_entry_point(K::NAME))?;
-        let label = format!("set {} {} {}", name(operation), K::NAME, Describe(shape));
-        let Some(config) = launch_config(shape, self.m(), self.n(), size_of::<K>())? else {
+        let by_key =
+            values.as_ref().map(|v| format!(" by key ({}-byte values)", v.bytes)).unwrap_or_default();
+        let label = format!("set {}{by_key} {} {}", name(operation), K::NAME, Describe(shape));
+        let Some(config) = launch_config(shape, self.m(), self.n(), size_of::<K>(), values.is_some())? else {
             // Empty inputs launch nothing and have no outputs.
             let ms = self.keys.time_launches(&label, |_, _| Ok(()))?;
             self.outputs = Some(0);
@@ -201,6 +227,10 @@ impl<'g, K: HostKey> SetProblem<'g, K> {
         let mut splits = take_at_least(gpu, &mut self.splits, 2 * (tiles + 1))?;
         let mut status = take_at_least(gpu, &mut self.status, tiles)?;
         let tile_size = shape.tile_size() as u64;
+        let mut values = values;
+        if let Some(values) = &mut values {
+            gpu.poison(values.c)?;
+        }
         let timed = self.keys.time_launches(&label, |stream, (a, m, b, n, c)| {
             let mut launch = stream.launch_builder(&partition);
             launch.arg(a).arg(m).arg(b).arg(n).arg(&tile_size).arg(&mut splits).arg(&mut status);
@@ -216,11 +246,18 @@ impl<'g, K: HostKey> SetProblem<'g, K> {
                 .map(drop)
                 .context(|| format!("launching the {label} partition"))?;
             let mut launch = stream.launch_builder(&set);
-            launch.arg(a).arg(m).arg(b).arg(n).arg(c).arg(&splits).arg(&mut status);
-            // SAFETY: `set_<op>_b<B>_i<I>_<t>(a, m, b, n, c, splits, status)`: the partition above,
-            // on the same stream, wrote the splits of this tile size and cleared the status
-            // words; `c` holds m + n keys, the most any operation outputs; one block of B
-            // threads per tile with the set layout's shared memory (opted in above).
+            match values {
+                Some(ValueBuffers { a: a_values, b: b_values, c: c_values, .. }) => {
+                    launch.arg(a).arg(a_values).arg(m).arg(b).arg(b_values).arg(n).arg(c).arg(c_values)
+                }
+                None => launch.arg(a).arg(m).arg(b).arg(n).arg(c),
+            };
+            launch.arg(&splits).arg(&mut status);
+            // SAFETY: `set_<op>[_by_key]_b<B>_i<I>_<t>[_v<bytes>](a, [a_values,] m, b, [b_values,] n,
+            // c, [c_values,] splits, status)`: the partition above, on the same stream, wrote the
+            // splits of this tile size and cleared the status words; `c` (and `c_values`) hold
+            // m + n elements, the most any operation outputs, values of the entry point's size;
+            // one block of B threads per tile with its layout's shared memory (opted in above).
             unsafe { launch.launch(config) }.map(drop).context(|| format!("launching the {label} kernel"))
         });
         let last = read_word(gpu, &status, tiles - 1);
@@ -253,6 +290,138 @@ impl<'g, K: HostKey> SetProblem<'g, K> {
         };
         self.keys.output_first(outputs)
     }
+}
+
+/// The value buffers of a set operation by key, as their bytes, and the values' size.
+struct ValueBuffers<'v> {
+    a: &'v CudaSlice<u8>,
+    b: &'v CudaSlice<u8>,
+    c: &'v mut CudaSlice<u8>,
+    bytes: usize,
+}
+
+/// The by-key kernel of `operation` at `shape` (the key type's default: the only one built by
+/// key) for `dtype` keys and values of `value_bytes`.
+pub fn by_key_entry_point(
+    operation: SetOperation,
+    shape: PathShape,
+    dtype: &str,
+    value_bytes: usize,
+) -> Result<String> {
+    let default = shapes(dtype).first().copied();
+    if Some(shape) != default || !VALUE_BYTES.contains(&value_bytes) {
+        return Err(Error::BadArgument(format!(
+            "no set-operation-by-key kernel {} is built for {dtype} keys with {value_bytes}-byte values; they are built at each key type's default shape ({}) with values of {VALUE_BYTES:?} bytes",
+            Describe(shape),
+            default.map_or("none".into(), |s| Describe(s).to_string())
+        )));
+    }
+    let PathShape { block_threads, items, .. } = shape;
+    Ok(format!("set_{}_by_key_b{block_threads}_i{items}_{dtype}_v{value_bytes}", name(operation)))
+}
+
+/// A set operation by key on the GPU (thrust's `set_*_by_key`): sorted keys, each with a value
+/// that travels with it; every output key brings the value of the element it is (A's, or B's
+/// where the operation outputs B's copy). Values are any [`MergeValue`] of 4, 8 or 16 bytes,
+/// moved as bytes.
+pub struct SetByKeyProblem<'g, K: HostKey, V: MergeValue> {
+    keys: SetProblem<'g, K>,
+    // Each holds at least one value's bytes (CUDA allocates no empty buffers).
+    a_values: CudaSlice<u8>,
+    b_values: CudaSlice<u8>,
+    c_values: CudaSlice<u8>,
+    value_type: PhantomData<V>,
+}
+
+impl<'g, K: HostKey, V: MergeValue> SetByKeyProblem<'g, K, V> {
+    /// Checks the inputs (keys sorted ascending and NaN-free, one value per key, a value size
+    /// with kernels), uploads them and allocates the outputs; refuses, before allocating
+    /// anything, inputs that do not fit in the GPU's free memory ([`Error::OutOfMemory`]).
+    pub fn new(gpu: &'g Gpu, a_keys: &[K], a_values: &[V], b_keys: &[K], b_values: &[V]) -> Result<Self> {
+        check_values::<K, V>(a_keys, a_values, b_keys, b_values)?;
+        let need = MergeNeed {
+            value_bytes: size_of::<V>() as u64,
+            ..MergeNeed::set_operation::<K>(a_keys.len(), b_keys.len())
+        };
+        let keys = SetProblem::with_need(gpu, a_keys, b_keys, need)?;
+        let upload = |values: &[V]| {
+            if values.is_empty() {
+                gpu.alloc(size_of::<V>())
+            } else {
+                gpu.upload(bytemuck::cast_slice(values))
+            }
+        };
+        let (a_values, b_values) = (upload(a_values)?, upload(b_values)?);
+        let c_values = gpu.alloc((a_keys.len() + b_keys.len()).max(1) * size_of::<V>())?;
+        Ok(Self { keys, a_values, b_values, c_values, value_type: PhantomData })
+    }
+
+    /// Outputs of the last run (`None` before one has completed).
+    pub fn outputs(&self) -> Option<usize> {
+        self.keys.outputs()
+    }
+
+    /// GPU time in milliseconds of device-to-device copies of A's and B's keys and values into
+    /// the outputs' (the ceiling of a union without common keys). Leaves no result.
+    pub fn copy_ms(&mut self) -> Result<f64> {
+        self.keys.outputs = None;
+        let (m, n) = (self.keys.m() * size_of::<V>(), self.keys.n() * size_of::<V>());
+        let gpu = self.keys.keys.gpu();
+        let (keys, a, b, c) = (&mut self.keys.keys, &self.a_values, &self.b_values, &mut self.c_values);
+        gpu.timer()?.time(|| {
+            keys.enqueue_copy()?;
+            super::by_key::enqueue_value_copies(gpu, (a, m), (b, n), c)
+        })
+    }
+
+    /// Runs `operation` by key at the key type's default shape: the partition and the by-key
+    /// kernel inside one timing (CUDA events); output keys and values are poisoned before.
+    pub fn run(&mut self, operation: SetOperation) -> Result<f64> {
+        let values = ValueBuffers {
+            a: &self.a_values,
+            b: &self.b_values,
+            c: &mut self.c_values,
+            bytes: size_of::<V>(),
+        };
+        self.keys.run_with(operation, default_shape::<K>(), Some(values))
+    }
+
+    /// The output keys and their values, from the last [`run`](Self::run).
+    pub fn output(&self) -> Result<(Vec<K>, Vec<V>)> {
+        let keys = self.keys.output()?;
+        let mut values = vec![V::zeroed(); keys.len()];
+        if !keys.is_empty() {
+            let bytes = self.c_values.slice(..keys.len() * size_of::<V>());
+            self.keys.keys.gpu().download_into(&bytes, bytemuck::cast_slice_mut(&mut values))?;
+        }
+        Ok((keys, values))
+    }
+}
+
+/// Refuses value types without kernels, and inputs with other than one value per key.
+fn check_values<K, V>(a_keys: &[K], a_values: &[V], b_keys: &[K], b_values: &[V]) -> Result<()> {
+    super::by_key::check_value_size::<V>()?;
+    for (name, keys, values) in [("A", a_keys.len(), a_values.len()), ("B", b_keys.len(), b_values.len())] {
+        if keys != values {
+            return Err(Error::BadShape(format!(
+                "{name} has {keys} keys and {values} values: a set operation by key needs one value per key"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `operation` by key on sorted `a_keys` and `b_keys` on the GPU, each key's value travelling with
+/// it: checks, uploads, runs once at the default shape and downloads the outputs' keys and values.
+pub fn set_operation_by_key<K: HostKey, V: MergeValue>(
+    gpu: &Gpu,
+    operation: SetOperation,
+    (a_keys, a_values): (&[K], &[V]),
+    (b_keys, b_values): (&[K], &[V]),
+) -> Result<(Vec<K>, Vec<V>)> {
+    let mut problem = SetByKeyProblem::new(gpu, a_keys, a_values, b_keys, b_values)?;
+    problem.run(operation)?;
+    problem.output()
 }
 
 /// The buffer in `slot` if it holds at least `len` words, else a new one (`slot` is emptied;
@@ -319,12 +488,17 @@ mod tests {
     #[test]
     fn launches_have_a_block_per_tile_and_bounds_fit_every_operation() {
         let shape = set_shape(4);
-        let config = launch_config(shape, 1 << 27, 1 << 27, 4).unwrap().unwrap();
+        let config = launch_config(shape, 1 << 27, 1 << 27, 4, false).unwrap().unwrap();
         assert_eq!(config.grid_dim.0 as usize, (1usize << 28).div_ceil(shape.tile_size()));
-        assert_eq!(config.shared_mem_bytes as usize, shape.set_shared_bytes(4));
-        assert!(launch_config(shape, 0, 0, 4).unwrap().is_none());
-        assert!(launch_config(shape, usize::MAX, 1, 4).is_err());
-        assert!(matches!(launch_config(PathShape::new(1024, 31), 1, 1, 8), Err(Error::BadArgument(_))));
+        assert_eq!(config.shared_mem_bytes as usize, SetLayout::new(shape, 4, false).bytes());
+        let by_key = launch_config(shape, 1 << 27, 1 << 27, 4, true).unwrap().unwrap();
+        assert!(by_key.shared_mem_bytes > config.shared_mem_bytes, "room for staged keys and sources");
+        assert!(launch_config(shape, 0, 0, 4, false).unwrap().is_none());
+        assert!(launch_config(shape, usize::MAX, 1, 4, false).is_err());
+        assert!(matches!(
+            launch_config(PathShape::new(1024, 31), 1, 1, 8, false),
+            Err(Error::BadArgument(_))
+        ));
         assert_eq!(output_bound(SetOperation::Union, 3, 5), 8);
         assert_eq!(output_bound(SetOperation::Intersection, 3, 5), 3);
         assert_eq!(output_bound(SetOperation::Difference, 3, 5), 3);
