@@ -327,6 +327,17 @@ pub mod warp {
         by_words(value, |word| shuffle_word(word, Direction::Xor(mask)))
     }
 
+    /// Waits until every lane of the warp has reached it, and orders their shared-memory accesses
+    /// before it before theirs after it (`__syncwarp()`). Converged, as [`from_lane_below`].
+    #[inline(always)]
+    pub fn sync() {
+        #[cfg(target_arch = "nvptx64")]
+        // SAFETY: a warp barrier touches no registers or memory of its own.
+        unsafe {
+            core::arch::asm!("bar.warp.sync 0xffffffff;", options(nostack, preserves_flags))
+        }
+    }
+
     /// A bit per lane of the warp, set where that lane's `predicate` holds
     /// (`__ballot_sync(0xffffffff, predicate)`). Converged, as [`from_lane_below`].
     #[inline(always)]
@@ -410,6 +421,19 @@ pub mod warp {
             }
         }
     }
+}
+
+/// Suspends the thread for about `ns` nanoseconds (`nanosleep`, sm_70): a polite wait in a
+/// polling loop. A hint: the thread may wake earlier or later.
+#[inline(always)]
+pub fn sleep_ns(ns: u32) {
+    #[cfg(target_arch = "nvptx64")]
+    // SAFETY: sleeping touches no memory.
+    unsafe {
+        core::arch::asm!("nanosleep.u32 {t};", t = in(reg32) ns, options(nostack, preserves_flags))
+    }
+    #[cfg(not(target_arch = "nvptx64"))]
+    let _ = ns;
 }
 
 /// Reads the 8 bytes at `ptr` in global memory as one relaxed atomic access at GPU scope

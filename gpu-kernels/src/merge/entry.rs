@@ -315,11 +315,11 @@ macro_rules! set_entry_point {
 // The defaults (`tiles::SET_4_BYTE`, `SET_8_BYTE`) for every key type, and for i32 and f64 keys
 // the benchmarks' sweep.
 set_entry_points! {
-    SET_SHAPES_I32: i32 => [(256, 15), (256, 7), (256, 11), (256, 21), (128, 15)];
+    SET_SHAPES_I32: i32 => [(256, 15), (256, 7), (256, 11), (256, 21), (256, 25), (128, 15), (128, 21), (128, 25)];
     SET_SHAPES_U32: u32 => [(256, 15)];
     SET_SHAPES_F32: f32 => [(256, 15)];
     SET_SHAPES_I64: i64 => [(256, 11)];
-    SET_SHAPES_F64: f64 => [(256, 11), (256, 7), (256, 15), (128, 11)];
+    SET_SHAPES_F64: f64 => [(256, 11), (256, 7), (256, 15), (256, 19), (128, 11), (128, 15), (128, 19)];
 }
 
 /// Stamps out the set operations by key for each key type at its default shape: for each

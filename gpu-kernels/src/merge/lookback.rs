@@ -6,9 +6,15 @@
 //! Each tile has one 64-bit status word in global memory: empty, then its **aggregate** (its
 //! own count), then its **inclusive prefix** (the counts of every tile up to and including it).
 //! A block publishes its aggregate as soon as it has counted, then one warp looks back over its
-//! predecessors' words, 32 at a time, nearest first: it waits until none is empty, adds up the
-//! aggregates up to the nearest inclusive prefix (and that prefix), and stops there, or moves
-//! 32 tiles further back if the window holds none. The block then publishes its own inclusive
+//! predecessors' words, a window of [`WINDOW`] at a time, nearest first: it waits until none is
+//! empty up to the nearest inclusive prefix, adds up the aggregates up to it (and that prefix),
+//! and stops there, or moves a window further back if the window holds none.
+//!
+//! The window is wide because of how fast the inclusive prefixes advance: a tile whose nearest
+//! inclusive predecessor is `d` tiles back needs `d / WINDOW` round trips to L2 before it can
+//! publish its own. When tiles finish counting faster than one window per round trip, the
+//! distance grows until every block waits several round trips. With 32 words per round (one per
+//! lane) the set kernels on an H200 ran into that; four per lane keep up. The block then publishes its own inclusive
 //! prefix. A tile thus waits only for its predecessors to have *counted*, not for them to have
 //! finished looking back, and each word is written twice and read by a few successors.
 //!
@@ -18,7 +24,7 @@
 //! on tiles with smaller indices, which CUDA starts first (as CUB's single-pass scans assume).
 
 use crate::device::warp::{LANES, ballot, from_lane_xor};
-use crate::device::{load_relaxed_u64, store_relaxed_u64};
+use crate::device::{load_relaxed_u64, sleep_ns, store_relaxed_u64};
 
 /// The bit where a status word's flag starts; the value has the bits below.
 const FLAG_SHIFT: u32 = 62;
@@ -77,8 +83,11 @@ impl TileStatus {
     }
 
     /// The outputs of every tile before `tile`, by one warp looking back over their words; every
-    /// lane gets it. Lane `lane` reads the predecessor `lane + 1` tiles back in each window of
-    /// 32 (a window running past tile 0 reads an inclusive 0 there).
+    /// lane gets it. Each round reads a window of [`WINDOW`] predecessors, lane `lane` those
+    /// `lane + 1`, `lane + 33`, … tiles back (a window running past tile 0 reads an inclusive 0
+    /// there), all its loads in flight at once: one round trip to L2 per window. A window that
+    /// holds an empty word before its nearest inclusive prefix is read again after a short
+    /// sleep (so that waiting warps do not flood L2 with loads).
     ///
     /// # Safety
     /// Every lane of one warp calls it (converged), with its own lane index; `tile` has
@@ -88,29 +97,46 @@ impl TileStatus {
         let mut prefix = 0;
         let mut window_end = tile;
         loop {
-            let word = if window_end > lane as usize {
-                let at = self.words.wrapping_add(window_end - 1 - lane as usize);
-                loop {
-                    // SAFETY: a predecessor's word, per `at`.
-                    let word = unsafe { load_relaxed_u64(at) };
-                    if word != EMPTY {
-                        break word;
-                    }
+            let words: [u64; WORDS_PER_LANE] = core::array::from_fn(|w| {
+                let back = 1 + lane as usize + w * LANES as usize;
+                // SAFETY: a predecessor's word, per `at`.
+                if window_end >= back {
+                    unsafe { load_relaxed_u64(self.words.add(window_end - back)) }
+                } else {
+                    INCLUSIVE
                 }
-            } else {
-                INCLUSIVE
-            };
-            let inclusive = ballot(word & !VALUE == INCLUSIVE);
-            // The nearest inclusive prefix ends the sum: lanes past it add nothing.
-            let nearest = inclusive.trailing_zeros();
-            prefix += warp_sum(if lane <= nearest { word & VALUE } else { 0 });
-            if inclusive != 0 {
+            });
+            // The nearest inclusive prefix, as a distance into the window (WINDOW if none).
+            let mut nearest = WINDOW as u32;
+            for (w, &word) in words.iter().enumerate().rev() {
+                let inclusive = ballot(word & !VALUE == INCLUSIVE);
+                if inclusive != 0 {
+                    nearest = w as u32 * LANES + inclusive.trailing_zeros();
+                }
+            }
+            // Only the words nearer than it count: wait while one of those is empty.
+            let distance = |w: usize| w as u32 * LANES + lane;
+            let empty = words.iter().enumerate().any(|(w, &word)| word == EMPTY && distance(w) < nearest);
+            if ballot(empty) != 0 {
+                sleep_ns(LOOK_BACK_SLEEP_NS);
+                continue;
+            }
+            let counted = words.iter().enumerate().filter(|&(w, _)| distance(w) <= nearest);
+            prefix += warp_sum(counted.map(|(_, &word)| word & VALUE).sum());
+            if nearest < WINDOW as u32 {
                 return prefix;
             }
-            window_end -= LANES as usize;
+            window_end -= WINDOW;
         }
     }
 }
+
+/// Status words each lane reads per round of the look-back.
+const WORDS_PER_LANE: usize = 4;
+/// Predecessors one round of the look-back reads.
+pub const WINDOW: usize = WORDS_PER_LANE * LANES as usize;
+/// How long a look-back waits before reading a window with an empty word again.
+const LOOK_BACK_SLEEP_NS: u32 = 32;
 
 /// The sum of every lane's `value`, on every lane (a butterfly of shuffles).
 #[inline(always)]

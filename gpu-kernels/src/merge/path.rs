@@ -50,6 +50,7 @@ use super::tiles::{PathShape, a_end_marks, keys_per_16_bytes};
 use crate::device::bulk::{self, Barrier};
 use crate::device::store_global_16;
 use crate::device::thread::*;
+use crate::device::warp;
 
 /// The outputs one block merges, and the keys of A and B they take: outputs
 /// `[c_start, c_start + c_len)` are the stable merge of A's `[a_start, a_start + a_len)` and
@@ -662,6 +663,10 @@ pub(super) unsafe fn load_tile<
             if tid == 0 {
                 bulk_barrier.init();
             }
+            // The compiler may issue the initialisation once for warp 0 on its uniform datapath;
+            // the warp's lanes agree on it before thread 0 arrives (compute-sanitizer's racecheck
+            // flags the pair otherwise).
+            warp::sync();
             tile.load_bulk::<K, BLOCK>(tid, a, b, keys.as_mut_ptr(), bulk_barrier);
             tile.mark_run_ends::<K, O, _, BLOCK, ITEMS>(tid, keys);
             sync_threads();
