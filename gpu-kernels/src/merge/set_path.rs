@@ -20,7 +20,7 @@
 //! output once, plus one status word per tile (written twice, read by a few successors). A
 //! count pass, a scan and a write pass would read the inputs twice; this reads them once.
 
-use super::keys::{KeyReader, KeyWriter, MergeKey, SharedKeys};
+use super::keys::{KeyReader, KeyRun, KeyWriter, MergeKey, SharedKeys};
 use super::lookback::TileStatus;
 use super::order::KeyOrder;
 use super::path::{PathTile, load_tile, release_tile_memory};
@@ -142,10 +142,9 @@ pub unsafe fn split_thread<
 }
 
 /// Phase 3: thread `tid` walks its piece of the tile (from its split to the next thread's) in
-/// `STEPS` steps; `record(k, key, source)` gets every step's key and its source, its position in
-/// the tile (A's `i` as `i`, B's `j` as `a_len + j`), and the returned mask has a bit per step
-/// that keeps its key. The kernels record into arrays indexed by the step, which the unrolled
-/// steps keep in registers.
+/// `STEPS` steps; `record(k, keep, key, source)` gets every step's key, whether the operation
+/// keeps it, and its source, its position in the tile (A's `i` as `i`, B's `j` as `a_len + j`);
+/// the returned mask has a bit per step that keeps its key.
 ///
 /// # Safety
 /// As [`split_thread`], whose splits every thread wrote before a barrier; the tile's end marks
@@ -157,7 +156,7 @@ pub unsafe fn walk_thread<K: MergeKey, O: KeyOrder<K>, S: KeyReader<K>, const ST
     tid: u32,
     keys: S,
     (split_a, split_b): (*const u32, *const u32),
-    mut record: impl FnMut(usize, K, u32),
+    mut record: impl FnMut(usize, bool, K, u32),
 ) -> u32 {
     const { assert!(STEPS <= 32, "a walk's mask has a bit per step") };
     let t = tid as usize;
@@ -174,7 +173,7 @@ pub unsafe fn walk_thread<K: MergeKey, O: KeyOrder<K>, S: KeyReader<K>, const ST
             b_run,
             b_piece,
             |k, keep, key, from_b, index| {
-                record(k, key, if from_b { tile.a_len + index } else { index });
+                record(k, keep, key, if from_b { tile.a_len + index } else { index });
                 mask |= u32::from(keep) << k;
             },
         );
@@ -271,7 +270,7 @@ unsafe fn walk_tile<
     (a, b): (*const K, *const K),
     splits: *const usize,
     shared: SetShared<K>,
-    record: impl FnMut(usize, K, u32),
+    record: impl FnMut(usize, bool, K, u32),
 ) -> (PathTile, u32, u32, u32) {
     let (tid, tile_index) = (thread_idx_x(), block_idx_x() as usize);
     let (lane, warp) = (tid % LANES, (tid / LANES) as usize);
@@ -338,8 +337,12 @@ unsafe fn find_prefix(status: TileStatus, tile_index: usize, tile_count: u32, pr
 
 /// The set-operation kernel: block `blockIdx.x` walks tile `blockIdx.x` (between the
 /// partition's balanced splits `tile × BLOCK × ITEMS` diagonals apart) and writes its outputs
-/// to `c`, after every earlier tile's. `STEPS` is `ITEMS + 1`. Each thread keeps its walk's keys
-/// in registers and compacts them into the input buffer once every walk is done.
+/// to `c`, after every earlier tile's. `STEPS` is `ITEMS + 1`. Each thread writes the keys its
+/// walk keeps to its own slots in shared memory (`STEPS` rounded up to odd, so that the threads
+/// of a warp read their slots from different banks), and once every walk is done moves them
+/// to their places in the compacted tile, in the input buffer. (Kept in registers instead, the
+/// keys cost `STEPS` registers a thread: 68 in all for 4-byte keys at 256x15, three blocks per
+/// SM.)
 ///
 /// # Safety
 /// As [`set_partition`], whose `splits` and cleared `status` (for this tile size) this launch
@@ -369,15 +372,22 @@ pub unsafe fn set_operation<
     unsafe {
         let shared = SetShared::<K>::at(layout);
         let status = TileStatus::at(status);
-        let mut kept = [O::LAST; STEPS];
+        let slots = SharedKeys::<K>::at_offset(layout.staged_offset() / size_of::<K>())
+            .skip(tid as usize * layout.shape.set_slots());
+        let mut kept = 0;
         let (_, mask, first, tile_count) =
-            walk_tile::<K, O, BLOCK, ITEMS, STEPS>(operation, (a, b), splits, shared, |k, key, _| {
-                kept[k] = key
+            walk_tile::<K, O, BLOCK, ITEMS, STEPS>(operation, (a, b), splits, shared, |_, keep, key, _| {
+                if keep {
+                    slots.store(kept, key);
+                }
+                kept += usize::from(keep);
             });
         if tid == 0 {
             status.publish_count(tile_index, u64::from(tile_count));
         }
-        stage_thread::<STEPS>(mask, first, |at, k| shared.keys.store(at as usize, kept[k]));
+        for q in 0..mask.count_ones() {
+            shared.keys.store((first + q) as usize, slots.load(q as usize));
+        }
         find_prefix(status, tile_index, tile_count, shared.prefix);
         sync_threads();
         store_thread::<K, _, BLOCK>(tid, shared.keys, tile_count, c, shared.prefix.read(0) as usize);
@@ -421,7 +431,7 @@ pub unsafe fn set_operation_by_key<
         let status = TileStatus::at(status);
         let mut kept = [0u32; STEPS];
         let (tile, mask, first, tile_count) =
-            walk_tile::<K, O, BLOCK, ITEMS, STEPS>(operation, (a, b), splits, shared, |k, _, source| {
+            walk_tile::<K, O, BLOCK, ITEMS, STEPS>(operation, (a, b), splits, shared, |k, _, _, source| {
                 kept[k] = source
             });
         if tid == 0 {
@@ -524,7 +534,7 @@ mod tests {
                             tid,
                             s,
                             (split_a.as_ptr(), split_b.as_ptr()),
-                            |k, key, source| (kept[k], sources[k]) = (key, source),
+                            |k, _, key, source| (kept[k], sources[k]) = (key, source),
                         )
                     };
                     // Each kept step's source holds its key.

@@ -220,6 +220,12 @@ impl PathShape {
         self.items + 1
     }
 
+    /// Slots per thread for the keys a set-operation thread keeps: its steps, rounded up to odd
+    /// (threads `set_slots` keys apart read different banks).
+    pub const fn set_slots(self) -> usize {
+        self.set_steps() | 1
+    }
+
     /// Tiles (blocks) of a merge of `total` outputs; zero for an empty merge.
     pub const fn tiles(self, total: usize) -> usize {
         total.div_ceil(self.tile_size())
@@ -262,7 +268,8 @@ impl SetLayout {
         (walk.input_keys(self.key_bytes) * self.key_bytes).next_multiple_of(16)
     }
 
-    /// By key: the compacted keys (up to `tile + 1`).
+    /// Keys alone: each thread's slots for the keys it keeps ([`set_slots`](PathShape::set_slots)
+    /// a thread). By key: the compacted keys (up to `tile + 1`).
     pub const fn staged_offset(self) -> usize {
         self.input_bytes()
     }
@@ -270,8 +277,12 @@ impl SetLayout {
     /// By key: each compacted key's source, its position in the tile (`u32`: A's from 0, B's
     /// after A's).
     pub const fn sources_offset(self) -> usize {
-        let staged = if self.by_key { (self.shape.tile_size() + 1) * self.key_bytes } else { 0 };
-        self.staged_offset() + staged.next_multiple_of(16)
+        let staged = if self.by_key {
+            self.shape.tile_size() + 1
+        } else {
+            self.shape.block_threads * self.shape.set_slots()
+        };
+        self.staged_offset() + (staged * self.key_bytes).next_multiple_of(16)
     }
 
     /// Each thread's balanced split: `block + 1` of A's indices, then as many of B's (`u32`).
