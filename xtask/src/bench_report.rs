@@ -58,6 +58,9 @@ const MERGE_PEERS_SCRIPT: &str = "benches/peers/merge_peers.py";
 /// The criterion suite of the merges by key (`benches/benches/merge_variants.rs`), whose groups
 /// take the merge peers' rows with values.
 const MERGE_BY_KEY_SUITE: &str = "merge_by_key";
+/// The criterion groups of the set operations (`merge_set/<case>-<dtype>-<operation>`), which
+/// take the merge peers' rows of the same operation.
+const MERGE_SET_SUITE: &str = "merge_set";
 
 /// Command-line options of `cargo xtask bench-report`.
 pub struct Options {
@@ -267,6 +270,10 @@ pub struct MergePeerRow {
     /// alone.
     #[serde(default)]
     pub values: Option<String>,
+    /// The set operation (`union`, `intersection`, `difference`, `symmetric-difference`,
+    /// `merge_peers.py --set`); `None` for a merge.
+    #[serde(default)]
+    pub set: Option<String>,
     /// Median time of one merge; `None` when the peer was skipped.
     pub ms: Option<f64>,
     /// The copy timed in the peer's own process over the peer's time, in percent.
@@ -283,13 +290,16 @@ pub fn count_label(count: u64) -> String {
 impl MergePeerRow {
     /// The `merge_variants` group of the same case and key type: `merge_variants/2^A+2^B-<dtype>`,
     /// with `-<dist>` before the key type unless the keys are uniform; for a merge by key the
-    /// `merge_by_key` group, `merge_by_key/2^A+2^B-<dtype>+<values>`.
+    /// `merge_by_key` group, `merge_by_key/2^A+2^B-<dtype>+<values>`; for a set operation the
+    /// `merge_set` group, `merge_set/2^A+2^B-<dtype>-<operation>` (`symmetric_difference` with an
+    /// underscore, as the benchmark names it).
     pub fn group_id(&self) -> String {
         let dist = if self.dist == "uniform" { String::new() } else { format!("-{}", self.dist) };
         let case = format!("{}+{}{dist}-{}", count_label(self.m), count_label(self.n), self.dtype);
-        match &self.values {
-            Some(values) => format!("{MERGE_BY_KEY_SUITE}/{case}+{values}"),
-            None => format!("merge_variants/{case}"),
+        match (&self.set, &self.values) {
+            (Some(operation), _) => format!("{MERGE_SET_SUITE}/{case}-{}", operation.replace('-', "_")),
+            (None, Some(values)) => format!("{MERGE_BY_KEY_SUITE}/{case}+{values}"),
+            (None, None) => format!("merge_variants/{case}"),
         }
     }
 
@@ -390,7 +400,11 @@ pub fn attach_peers(groups: &mut [Group], rows: &[PeerRow]) {
 /// Notes rows that match no group.
 pub fn attach_merge_peers(groups: &mut [Group], rows: &[MergePeerRow]) {
     let peers: Vec<&MergePeerRow> = rows.iter().filter(|r| !r.is_ours()).collect();
-    let takes_peers = |g: &Group| g.suite == Suite::MergeVariants || g.suite_name == MERGE_BY_KEY_SUITE;
+    let takes_peers = |g: &Group| {
+        g.suite == Suite::MergeVariants
+            || g.suite_name == MERGE_BY_KEY_SUITE
+            || g.suite_name == MERGE_SET_SUITE
+    };
     for group in groups.iter_mut().filter(|g| takes_peers(g)) {
         group.peers.extend(peers.iter().filter(|r| r.group_id() == group.id).map(|r| r.to_peer()));
     }
@@ -2028,10 +2042,23 @@ mod tests {
             dist: dist.into(),
             dtype: dtype.into(),
             values: None,
+            set: None,
             ms,
             percent_of_copy: ms.map(|ms| 0.002 / ms * 100.0),
             check: check.into(),
         }
+    }
+
+    #[test]
+    fn set_rows_join_the_set_groups_of_their_operation() {
+        let mut row =
+            merge_peer("thrust::set_union", (1 << 27, 1 << 27), "few-unique", "i32", Some(1.0), "OK");
+        assert_eq!(row.group_id(), "merge_variants/2^27+2^27-few-unique-i32");
+        row.set = Some("symmetric-difference".into());
+        assert_eq!(row.group_id(), "merge_set/2^27+2^27-few-unique-i32-symmetric_difference");
+        row.set = Some("union".into());
+        row.dist = "uniform".into();
+        assert_eq!(row.group_id(), "merge_set/2^27+2^27-i32-union");
     }
 
     const MERGE_EVEN: &str = "merge_variants/2^20+2^20-i32";

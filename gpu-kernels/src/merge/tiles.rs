@@ -312,17 +312,29 @@ impl SetLayout {
     }
 }
 
-/// The set-operation shape for 4-byte keys (i32, u32, f32) (`merge/set_path.rs`; a thread's
-/// kept keys live in registers, so fewer items per thread than merge path's keep more blocks
-/// per SM).
-pub const SET_4_BYTE: PathShape = PathShape::new(256, 15);
+/// The set-operation shape for 4-byte keys (i32, u32, f32) (`merge/set_path.rs`), chosen by the
+/// sweep ([`SET_SHAPES_I32`](super::SET_SHAPES_I32)) at 2^27 + 2^27 uniform i32 keys on an H200,
+/// union + intersection: 256x25 (1.110 + 0.801 ms) ahead of 256x21 (1.162 + 0.900), 128x25
+/// (1.210 + 0.924), 128x21 and 256x15 (1.246 + 0.980). Larger tiles amortise each tile's fixed
+/// costs (its splits, scan, look-back and barriers) over more keys; shared memory (each
+/// thread's input and its slots for kept keys, 55 KB a block) stops the growth.
+pub const SET_4_BYTE: PathShape = PathShape::new(256, 25);
 
-/// The set-operation shape for 8-byte keys (i64, f64).
-pub const SET_8_BYTE: PathShape = PathShape::new(256, 11);
+/// The set-operation shape for 8-byte keys (i64, f64), chosen by the same sweep with f64 keys:
+/// 128x19 (2.145 + 1.592 ms) level with 256x15 (2.148 + 1.592) and ahead of 256x19 (2.176 +
+/// 1.641) and 256x11 (2.220 + 1.692).
+pub const SET_8_BYTE: PathShape = PathShape::new(128, 19);
 
 /// The set-operation shape for keys of `key_bytes` bytes.
 pub const fn set_shape(key_bytes: usize) -> PathShape {
     if key_bytes <= 4 { SET_4_BYTE } else { SET_8_BYTE }
+}
+
+/// The shape of the set operations by key for keys of `key_bytes` bytes: a thread holds the
+/// source of each step in a register, so the tiles stay smaller than the keys-only ones (not
+/// swept: the shapes the keys-only kernel had before its kept keys moved to shared memory).
+pub const fn set_by_key_shape(key_bytes: usize) -> PathShape {
+    if key_bytes <= 4 { PathShape::new(256, 15) } else { PathShape::new(256, 11) }
 }
 
 /// The merge-path shape for keys of `key_bytes` bytes.

@@ -23,14 +23,16 @@ use std::marker::PhantomData;
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use gpu_kernels::merge::lookback::inclusive_prefix;
-use gpu_kernels::merge::tiles::{MAX_SHARED_BYTES, PARTITION_THREADS, PathShape, SetLayout, set_shape};
+use gpu_kernels::merge::tiles::{
+    MAX_SHARED_BYTES, PARTITION_THREADS, PathShape, SetLayout, set_by_key_shape, set_shape,
+};
 use gpu_kernels::merge::{SET_SHAPES_F32, SET_SHAPES_F64, SET_SHAPES_I32, SET_SHAPES_I64, SET_SHAPES_U32};
 use ndarray::{Array1, ArrayView1};
 
 use super::by_key::{MergeValue, VALUE_BYTES};
 use super::path::Describe;
 use super::variant::{MAX_GRID_X, total};
-use super::{HostKey, MergeProblem};
+use super::{HostKey, MergeProblem, MergeVariant};
 use crate::error::CudaContext as _;
 use crate::preflight::MergeNeed;
 use crate::{Error, Gpu, Result};
@@ -300,15 +302,16 @@ struct ValueBuffers<'v> {
     bytes: usize,
 }
 
-/// The by-key kernel of `operation` at `shape` (the key type's default: the only one built by
-/// key) for `dtype` keys and values of `value_bytes`.
+/// The by-key kernel of `operation` at `shape` (the key type's by-key shape,
+/// [`set_by_key_shape`]: the only one built by key) for `dtype` keys and values of `value_bytes`.
 pub fn by_key_entry_point(
     operation: SetOperation,
     shape: PathShape,
     dtype: &str,
     value_bytes: usize,
 ) -> Result<String> {
-    let default = shapes(dtype).first().copied();
+    let key_bytes = MergeVariant::KEY_TYPES.iter().find(|(name, _)| *name == dtype).map(|&(_, bytes)| bytes);
+    let default = key_bytes.map(set_by_key_shape);
     if Some(shape) != default || !VALUE_BYTES.contains(&value_bytes) {
         return Err(Error::BadArgument(format!(
             "no set-operation-by-key kernel {} is built for {dtype} keys with {value_bytes}-byte values; they are built at each key type's default shape ({}) with values of {VALUE_BYTES:?} bytes",
@@ -374,8 +377,9 @@ impl<'g, K: HostKey, V: MergeValue> SetByKeyProblem<'g, K, V> {
         })
     }
 
-    /// Runs `operation` by key at the key type's default shape: the partition and the by-key
-    /// kernel inside one timing (CUDA events); output keys and values are poisoned before.
+    /// Runs `operation` by key at the key type's by-key shape ([`set_by_key_shape`]): the
+    /// partition and the by-key kernel inside one timing (CUDA events); output keys and values
+    /// are poisoned before.
     pub fn run(&mut self, operation: SetOperation) -> Result<f64> {
         let values = ValueBuffers {
             a: &self.a_values,
@@ -383,7 +387,7 @@ impl<'g, K: HostKey, V: MergeValue> SetByKeyProblem<'g, K, V> {
             c: &mut self.c_values,
             bytes: size_of::<V>(),
         };
-        self.keys.run_with(operation, default_shape::<K>(), Some(values))
+        self.keys.run_with(operation, set_by_key_shape(size_of::<K>()), Some(values))
     }
 
     /// The output keys and their values, from the last [`run`](Self::run).
@@ -477,6 +481,15 @@ mod tests {
             format!("set_symmetric_difference_b{}_i{}_f64", set_shape(8).block_threads, set_shape(8).items)
         );
         assert_eq!(partition_entry_point("u32"), "set_partition_u32");
+        assert_eq!(
+            by_key_entry_point(SetOperation::Union, set_by_key_shape(4), "i32", 16).unwrap(),
+            "set_union_by_key_b256_i15_i32_v16"
+        );
+        assert!(
+            by_key_entry_point(SetOperation::Union, set_shape(4), "i32", 4).is_err(),
+            "by key at its own shape only"
+        );
+        assert!(by_key_entry_point(SetOperation::Union, set_by_key_shape(8), "f64", 12).is_err());
         for dtype in MergeVariant::SWEEP_KEY_TYPES {
             assert!(shapes(dtype).len() > 1, "{dtype}: a sweep");
         }
