@@ -19,6 +19,16 @@
 // times thrust::merge_by_key and cub::DeviceMerge::MergePairs, and a copy of the keys and the
 // values; --values-out / --cub-values-out save the merged values as .npy.
 //
+// With --set OP (union, intersection, difference or symmetric-difference) it times a set operation
+// on the sorted keys instead, with the multiset semantics of std::set_* (a key found m times in A
+// and n times in B is kept max(m, n), min(m, n), max(m - n, 0) or |m - n| times): the same copy (the
+// bytes of A and B, read and written once), and thrust::set_union, thrust::set_intersection,
+// thrust::set_difference or thrust::set_symmetric_difference, called as thrust::merge is, into an
+// output of m + n keys (CUB has no set operations). Thrust learns how many keys it wrote by
+// synchronising the stream and reading the count back before it returns, so that wait is timed
+// too, as our `merge --set` reads its count back. The row says how many keys it wrote
+// ("outputs"), and --out saves those keys alone.
+//
 // The events are recorded around the host call, as our `merge` binary and criterion benchmarks
 // time our kernels, so launch latency counts for both. With --busy-wait a one-thread kernel
 // spins on the stream (about a millisecond) before each timed call, so that the call is enqueued
@@ -34,17 +44,21 @@
 //
 //   merge_peers --a A.npy --b B.npy [--out C.npy] [--cub-out D.npy] [--repeat 50] [--warm-up 3]
 //               [--device 0] [--busy-wait] [--values u32|u64 [--values-out V.npy] [--cub-values-out W.npy]]
+//   merge_peers --a A.npy --b B.npy --set union|intersection|difference|symmetric-difference [--out C.npy]
+//               [--repeat 50] [--warm-up 3] [--device 0] [--busy-wait]
 //   merge_peers --info [--device 0]
 //
 // Prints one JSON object on stdout per invocation: the GPU, the toolkit and CCCL versions, and
-// (without --info) m, n, dtype, copy_ms and one row per peer: {"peer", "ms", "output", "error"}
-// ("error" is null, or why the peer has no time). Exit status: 0 done (a peer that failed says so
-// in its row), 2 bad arguments or input files, 3 no CUDA GPU.
+// (without --info) m, n, dtype, values, set (the operation, or null), copy_ms and one row per
+// peer: {"peer", "ms", "output", "outputs", "error"} ("outputs" is the count of keys a set
+// operation wrote, null for a merge; "error" is null, or why the peer has no time). Exit status:
+// 0 done (a peer that failed says so in its row), 2 bad arguments or input files, 3 no CUDA GPU.
 
 #include <cuda_runtime.h>
 #include <thrust/device_vector.h>
 #include <thrust/execution_policy.h>
 #include <thrust/merge.h>
+#include <thrust/set_operations.h>
 #include <thrust/system/cuda/execution_policy.h>
 #include <thrust/version.h>
 
@@ -421,13 +435,55 @@ struct Row {
     std::optional<double> ms;
     std::optional<std::string> output;
     std::optional<std::string> error;
+    std::optional<size_t> outputs{};  // the count of keys a set operation wrote; none for a merge
 };
+
+// The set operations of --set.
+enum class SetOp { Union, Intersection, Difference, SymmetricDifference };
+
+struct SetOpInfo {
+    SetOp op;
+    const char* name;  // on the command line and in the JSON
+    const char* peer;  // the row's peer: thrust's function
+};
+
+constexpr SetOpInfo kSetOps[] = {
+    {SetOp::Union, "union", "thrust::set_union"},
+    {SetOp::Intersection, "intersection", "thrust::set_intersection"},
+    {SetOp::Difference, "difference", "thrust::set_difference"},
+    {SetOp::SymmetricDifference, "symmetric-difference", "thrust::set_symmetric_difference"},
+};
+
+const SetOpInfo& info(SetOp op) {
+    for (const auto& s : kSetOps)
+        if (s.op == op) return s;
+    throw std::logic_error("unknown set operation");
+}
+
+// thrust::set_<op> of the sorted keys [a_first, a_last) and [b_first, b_last) into `out` under
+// `policy`; returns the end of the keys it wrote.
+template <typename Policy, typename In, typename Out>
+Out thrust_set(SetOp op, const Policy& policy, In a_first, In a_last, In b_first, In b_last, Out out) {
+    switch (op) {
+        case SetOp::Union:
+            return thrust::set_union(policy, a_first, a_last, b_first, b_last, out);
+        case SetOp::Intersection:
+            return thrust::set_intersection(policy, a_first, a_last, b_first, b_last, out);
+        case SetOp::Difference:
+            return thrust::set_difference(policy, a_first, a_last, b_first, b_last, out);
+        case SetOp::SymmetricDifference:
+            return thrust::set_symmetric_difference(policy, a_first, a_last, b_first, b_last, out);
+    }
+    throw std::logic_error("unknown set operation");
+}
 
 struct Options {
     std::string a, b;
     std::optional<std::string> out, cub_out, values_out, cub_values_out;
     // Merge by key with values of this type (Dtype::U32 or Dtype::U64).
     std::optional<Dtype> values;
+    // A set operation instead of a merge.
+    std::optional<SetOp> set;
     int repeat = 50;
     int warm_up = 3;
     int device = 0;
@@ -435,13 +491,14 @@ struct Options {
     bool info = false;
 };
 
+// The first `count` keys of `c`, on the host.
 template <typename T>
-std::vector<T> download(const thrust::device_vector<T>& c) {
-    std::vector<T> host(c.size());
+std::vector<T> download(const thrust::device_vector<T>& c, size_t count) {
+    std::vector<T> host(std::min(count, c.size()));
     if (!host.empty())
         check(cudaMemcpy(host.data(), thrust::raw_pointer_cast(c.data()), host.size() * sizeof(T),
                          cudaMemcpyDeviceToHost),
-              "downloading the merge");
+              "downloading the output");
     return host;
 }
 
@@ -473,11 +530,13 @@ void poison(thrust::device_vector<T>& c, cudaStream_t stream) {
               "poisoning the output");
 }
 
-// Saves `c` to `out`, if given; returns the path written.
+// Saves `c` (its first `count` keys, if given: the outputs of a set operation) to `out`, if
+// given; returns the path written.
 template <typename T>
-std::optional<std::string> save(const thrust::device_vector<T>& c, Dtype dtype, const std::optional<std::string>& out) {
+std::optional<std::string> save(const thrust::device_vector<T>& c, Dtype dtype, const std::optional<std::string>& out,
+                                std::optional<size_t> count = std::nullopt) {
     if (!out) return std::nullopt;
-    write_npy(*out, dtype, download(c));
+    write_npy(*out, dtype, download(c, count.value_or(c.size())));
     return out;
 }
 
@@ -519,13 +578,14 @@ Row cub_missing(const char* peer) {
 }
 #endif
 
-// The JSON fields of one run: the inputs, the value type of a merge by key (or null), the copy
-// and the peers' rows.
+// The JSON fields of one run: the inputs, the value type of a merge by key (or null), the set
+// operation (or null), the copy and the peers' rows.
 std::string report(const Options& options, const NpyFile& npy_a, const NpyFile& npy_b, std::optional<Dtype> values,
                    double copy_ms, const std::vector<Row>& rows) {
     std::ostringstream json;
     json << "\"m\": " << npy_a.len << ", \"n\": " << npy_b.len << ", \"dtype\": " << json_string(info(npy_a.dtype).name)
          << ", \"values\": " << (values ? json_string(info(*values).name) : "null")
+         << ", \"set\": " << (options.set ? json_string(info(*options.set).name) : "null")
          << ", \"input_a\": " << json_string(npy_a.path) << ", \"input_b\": " << json_string(npy_b.path)
          << ", \"repeat\": " << options.repeat << ", \"warm_up\": " << options.warm_up
          << ", \"busy_wait\": " << (options.busy_wait ? "true" : "false")
@@ -534,12 +594,14 @@ std::string report(const Options& options, const NpyFile& npy_a, const NpyFile& 
         const Row& r = rows[i];
         json << (i ? ", " : "") << "{\"peer\": " << json_string(r.peer) << ", \"ms\": " << json_number(r.ms)
              << ", \"output\": " << json_optional_string(r.output)
+             << ", \"outputs\": " << (r.outputs ? std::to_string(*r.outputs) : "null")
              << ", \"error\": " << json_optional_string(r.error) << "}";
     }
     json << "]";
     return json.str();
 }
 
+// The merge of keys of T (thrust and CUB), or with --set the set operation (thrust), and the copy.
 template <typename T>
 std::string run(const Options& options, const NpyFile& npy_a, const NpyFile& npy_b) {
     const Dtype dtype = npy_a.dtype;
@@ -566,22 +628,43 @@ std::string run(const Options& options, const NpyFile& npy_a, const NpyFile& npy
     });
 
     std::vector<Row> rows;
-    {
+    if (options.set) {
+        // thrust's set operation alone (CUB has none). It synchronises the stream and reads the
+        // count of outputs back before it returns (par_nosync or not): that wait is timed with it.
+        // `count` is the last run's: after the timing, that of the run whose outputs are saved.
+        const SetOpInfo& op = info(*options.set);
         CachingAllocator cache;
-        rows.push_back(time_peer("thrust::merge", timer, options, dtype, c, options.out, [&] {
-            thrust::merge(thrust::cuda::par_nosync(cache).on(stream), a.begin(), a.end(), b.begin(), b.end(),
-                          c.begin());
-        }));
-    }
+        size_t count = 0;
+        Row row = time_peer_with(
+            op.peer, timer, options,
+            [&] {
+                count = static_cast<size_t>(thrust_set(op.op, thrust::cuda::par_nosync(cache).on(stream), a.begin(),
+                                                       a.end(), b.begin(), b.end(), c.begin()) -
+                                            c.begin());
+            },
+            [&] { poison(c, stream); }, [&] { return save(c, dtype, options.out, count); });
+        if (!row.error) row.outputs = count;
+        rows.push_back(row);
+    } else {
+        {
+            CachingAllocator cache;
+            rows.push_back(time_peer("thrust::merge", timer, options, dtype, c, options.out, [&] {
+                thrust::merge(thrust::cuda::par_nosync(cache).on(stream), a.begin(), a.end(), b.begin(), b.end(),
+                              c.begin());
+            }));
+        }
 
 #if MERGE_PEERS_HAVE_CUB_MERGE
-    rows.push_back(cub_peer("cub::DeviceMerge", [&](void* temp, size_t& temp_bytes) {
-        return cub::DeviceMerge::MergeKeys(temp, temp_bytes, pa, static_cast<std::int64_t>(m), pb,
-                                           static_cast<std::int64_t>(n), pc, ::cuda::std::less<T>{}, stream);
-    }, [&](const auto& merge) { return time_peer("cub::DeviceMerge", timer, options, dtype, c, options.cub_out, merge); }));
+        rows.push_back(cub_peer("cub::DeviceMerge", [&](void* temp, size_t& temp_bytes) {
+            return cub::DeviceMerge::MergeKeys(temp, temp_bytes, pa, static_cast<std::int64_t>(m), pb,
+                                               static_cast<std::int64_t>(n), pc, ::cuda::std::less<T>{}, stream);
+        }, [&](const auto& merge) {
+            return time_peer("cub::DeviceMerge", timer, options, dtype, c, options.cub_out, merge);
+        }));
 #else
-    rows.push_back(cub_missing("cub::DeviceMerge"));
+        rows.push_back(cub_missing("cub::DeviceMerge"));
 #endif
+    }
     cudaStreamDestroy(stream);
 
     return report(options, npy_a, npy_b, std::nullopt, copy_ms, rows);
@@ -667,7 +750,7 @@ std::string run_by_key(const Options& options, const NpyFile& npy_a, const NpyFi
     return report(options, npy_a, npy_b, options.values, copy_ms, rows);
 }
 
-// The merge (or, with --values, the merge by key) of keys of T.
+// The merge (or, with --values, the merge by key; with --set, the set operation) of keys of T.
 template <typename T>
 std::string run_keys(const Options& options, const NpyFile& npy_a, const NpyFile& npy_b) {
     if (!options.values) return run<T>(options, npy_a, npy_b);
@@ -743,6 +826,16 @@ Options parse_args(int argc, char** argv) {
             else
                 throw UsageError("--values " + type + ": expected u32 or u64");
         }
+        else if (arg == "--set") {
+            const std::string name = value();
+            const SetOpInfo* found = nullptr;
+            for (const auto& s : kSetOps)
+                if (name == s.name) found = &s;
+            if (!found)
+                throw UsageError("--set " + name +
+                                 ": expected union, intersection, difference or symmetric-difference");
+            options.set = found->op;
+        }
         else if (arg == "--repeat")
             options.repeat = parse_int(arg, value(), 1);
         else if (arg == "--warm-up")
@@ -759,18 +852,28 @@ Options parse_args(int argc, char** argv) {
                 "[--warm-up 3]\n"
                 "                   [--device 0] [--busy-wait] [--values u32|u64 [--values-out V.npy] "
                 "[--cub-values-out W.npy]]\n"
+                "       merge_peers --a A.npy --b B.npy --set union|intersection|difference|symmetric-difference "
+                "[--out C.npy]\n"
+                "                   [--repeat 50] [--warm-up 3] [--device 0] [--busy-wait]\n"
                 "       merge_peers --info [--device 0]\n"
                 "Times thrust::merge, cub::DeviceMerge::MergeKeys and a device-to-device copy (the ceiling) "
                 "on A and B\n"
                 "(1-D .npy, little-endian int32/uint32/int64/uint64/float32/float64); prints one JSON object.\n"
                 "With --values: thrust::merge_by_key and cub::DeviceMerge::MergePairs, each key with a value of\n"
-                "its index (B's with the top bit set), against a copy of the keys and the values.\n");
+                "its index (B's with the top bit set), against a copy of the keys and the values.\n"
+                "With --set: thrust::set_union, set_intersection, set_difference or set_symmetric_difference\n"
+                "(std::set_* multiset semantics) against the same copy; --out saves the keys it wrote, and the\n"
+                "row's \"outputs\" says how many.\n");
             std::exit(0);
         } else
             throw UsageError("unknown argument " + arg + " (see --help)");
     }
     if (!options.info && (options.a.empty() || options.b.empty()))
         throw UsageError("--a A.npy and --b B.npy are required");
+    if (options.set && options.values)
+        throw UsageError("--set and --values are exclusive: a set operation takes keys alone");
+    if (options.set && options.cub_out)
+        throw UsageError("--cub-out: CUB has no set operations; with --set, --out saves thrust's outputs");
     return options;
 }
 
