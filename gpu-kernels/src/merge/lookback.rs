@@ -10,11 +10,12 @@
 //! empty up to the nearest inclusive prefix, adds up the aggregates up to it (and that prefix),
 //! and stops there, or moves a window further back if the window holds none.
 //!
-//! The window is wide because of how fast the inclusive prefixes advance: a tile whose nearest
-//! inclusive predecessor is `d` tiles back needs `d / WINDOW` round trips to L2 before it can
-//! publish its own. When tiles finish counting faster than one window per round trip, the
-//! distance grows until every block waits several round trips. With 32 words per round (one per
-//! lane) the set kernels on an H200 ran into that; four per lane keep up. The block then publishes its own inclusive
+//! The window is wide because of how fast the inclusive prefixes can advance: a tile whose
+//! nearest inclusive predecessor is `d` tiles back needs `d / WINDOW` round trips to L2 before it
+//! can publish its own, so tiles that finish counting faster than one window per round trip
+//! would wait longer and longer. Measured on an H200 (docs/merge-h200.md), the set kernels ran
+//! at the same speed with 32 words per round (one a lane) as with 128: they were not limited
+//! there; the wider window costs three more loads a lane and keeps that limit far away. The block then publishes its own inclusive
 //! prefix. A tile thus waits only for its predecessors to have *counted*, not for them to have
 //! finished looking back, and each word is written twice and read by a few successors.
 //!

@@ -449,13 +449,15 @@ pub unsafe fn set_operation_by_key<
         let start = shared.prefix.read(0) as usize;
         for x in (tid..tile_count).step_by(BLOCK) {
             let source = sources.read(x as usize);
-            let value = if source < tile.a_len {
-                *a_values.add(tile.a_start + source as usize)
+            // The value's address is chosen, not the value: a choice between two 16-byte values
+            // would go through local memory.
+            let from = if source < tile.a_len {
+                a_values.wrapping_add(tile.a_start + source as usize)
             } else {
-                *b_values.add(tile.b_start + (source - tile.a_len) as usize)
+                b_values.wrapping_add(tile.b_start + (source - tile.a_len) as usize)
             };
             *c.add(start + x as usize) = staged.load(x as usize);
-            *c_values.add(start + x as usize) = value;
+            *c_values.add(start + x as usize) = *from;
         }
     }
 }

@@ -130,7 +130,7 @@ pub fn first_value_difference<V: MergeValue>(out: &[V], expected: &[V]) -> Optio
 }
 
 /// Refuses value types whose size has no kernel.
-pub(super) fn check_value_size<V>() -> Result<()> {
+fn check_value_size<V>() -> Result<()> {
     let bytes = size_of::<V>();
     if VALUE_BYTES.contains(&bytes) {
         return Ok(());
@@ -139,6 +139,26 @@ pub(super) fn check_value_size<V>() -> Result<()> {
         "values of {} ({bytes} bytes) cannot travel with merge keys: the merge-by-key kernels move values of 4, 8 or 16 bytes",
         std::any::type_name::<V>()
     )))
+}
+
+/// Refuses value types without kernels, and inputs with other than one value per key: each input
+/// as `(name, keys, values)`; `what` names the operation in the message.
+pub(super) fn check_values<V>(a: (&str, usize, &[V]), b: (&str, usize, &[V]), what: &str) -> Result<()> {
+    check_value_size::<V>()?;
+    for (name, keys, values) in [a, b] {
+        if keys != values.len() {
+            return Err(Error::BadShape(format!(
+                "{name} has {keys} keys and {} values: {what} needs one value per key",
+                values.len()
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// `values` on the device, as their bytes (at least one value's: CUDA allocates no empty buffers).
+pub(super) fn upload_values<V: MergeValue>(gpu: &Gpu, values: &[V]) -> Result<CudaSlice<u8>> {
+    if values.is_empty() { gpu.alloc(size_of::<V>()) } else { gpu.upload(bytemuck::cast_slice(values)) }
 }
 
 /// Every merge-by-key shape built for `dtype` (none for an unknown type): the default for its
@@ -212,25 +232,10 @@ impl<'g, K: HostKey, V: MergeValue> MergeByKeyProblem<'g, K, V> {
         b_keys: &[K],
         b_values: &[V],
     ) -> Result<Self> {
-        check_value_size::<V>()?;
-        for (name, keys, values) in [("A", a_keys.len(), a_values.len()), ("B", b_keys.len(), b_values.len())]
-        {
-            if keys != values {
-                return Err(Error::BadShape(format!(
-                    "{name} has {keys} keys and {values} values: a merge by key needs one value per key"
-                )));
-            }
-        }
+        check_values(("A", a_keys.len(), a_values), ("B", b_keys.len(), b_values), "a merge by key")?;
         let need = MergeNeed::by_key::<K>(a_keys.len(), b_keys.len(), size_of::<V>());
         let keys = MergeProblem::with_need::<O>(gpu, a_keys, b_keys, need)?;
-        let upload = |values: &[V]| {
-            if values.is_empty() {
-                gpu.alloc(size_of::<V>())
-            } else {
-                gpu.upload(bytemuck::cast_slice(values))
-            }
-        };
-        let (a_values, b_values) = (upload(a_values)?, upload(b_values)?);
+        let (a_values, b_values) = (upload_values(gpu, a_values)?, upload_values(gpu, b_values)?);
         let c_values = gpu.alloc(keys.len().max(1) * size_of::<V>())?;
         Ok(Self { keys, a_values, b_values, c_values, has_output: false, value_type: PhantomData })
     }

@@ -29,7 +29,7 @@ use gpu_kernels::merge::tiles::{
 use gpu_kernels::merge::{SET_SHAPES_F32, SET_SHAPES_F64, SET_SHAPES_I32, SET_SHAPES_I64, SET_SHAPES_U32};
 use ndarray::{Array1, ArrayView1};
 
-use super::by_key::{MergeValue, VALUE_BYTES};
+use super::by_key::{MergeValue, VALUE_BYTES, check_values, upload_values};
 use super::path::Describe;
 use super::variant::{MAX_GRID_X, total};
 use super::{HostKey, MergeProblem, MergeVariant};
@@ -341,20 +341,13 @@ impl<'g, K: HostKey, V: MergeValue> SetByKeyProblem<'g, K, V> {
     /// with kernels), uploads them and allocates the outputs; refuses, before allocating
     /// anything, inputs that do not fit in the GPU's free memory ([`Error::OutOfMemory`]).
     pub fn new(gpu: &'g Gpu, a_keys: &[K], a_values: &[V], b_keys: &[K], b_values: &[V]) -> Result<Self> {
-        check_values::<K, V>(a_keys, a_values, b_keys, b_values)?;
+        check_values(("A", a_keys.len(), a_values), ("B", b_keys.len(), b_values), "a set operation by key")?;
         let need = MergeNeed {
             value_bytes: size_of::<V>() as u64,
             ..MergeNeed::set_operation::<K>(a_keys.len(), b_keys.len())
         };
         let keys = SetProblem::with_need(gpu, a_keys, b_keys, need)?;
-        let upload = |values: &[V]| {
-            if values.is_empty() {
-                gpu.alloc(size_of::<V>())
-            } else {
-                gpu.upload(bytemuck::cast_slice(values))
-            }
-        };
-        let (a_values, b_values) = (upload(a_values)?, upload(b_values)?);
+        let (a_values, b_values) = (upload_values(gpu, a_values)?, upload_values(gpu, b_values)?);
         let c_values = gpu.alloc((a_keys.len() + b_keys.len()).max(1) * size_of::<V>())?;
         Ok(Self { keys, a_values, b_values, c_values, value_type: PhantomData })
     }
@@ -400,19 +393,6 @@ impl<'g, K: HostKey, V: MergeValue> SetByKeyProblem<'g, K, V> {
         }
         Ok((keys, values))
     }
-}
-
-/// Refuses value types without kernels, and inputs with other than one value per key.
-fn check_values<K, V>(a_keys: &[K], a_values: &[V], b_keys: &[K], b_values: &[V]) -> Result<()> {
-    super::by_key::check_value_size::<V>()?;
-    for (name, keys, values) in [("A", a_keys.len(), a_values.len()), ("B", b_keys.len(), b_values.len())] {
-        if keys != values {
-            return Err(Error::BadShape(format!(
-                "{name} has {keys} keys and {values} values: a set operation by key needs one value per key"
-            )));
-        }
-    }
-    Ok(())
 }
 
 /// `operation` by key on sorted `a_keys` and `b_keys` on the GPU, each key's value travelling with
