@@ -15,7 +15,9 @@
 //! Beyond the book, [`merge_path`] (Green, McColl & Bader 2012) is the kernel to run for speed:
 //! a partition kernel co-ranks every tile once, and each block merges exactly one tile;
 //! [`merge_path_pipelined`] has each block merge a series of tiles with the next one's load in
-//! flight; [`merge_path_by_key`] merges keys with values that travel with them.
+//! flight; [`merge_path_by_key`] merges keys with values that travel with them; and
+//! [`set_operation`] (with [`set_operation_by_key`]) runs `std::set_*`'s union, intersection,
+//! difference and symmetric difference in one pass, on balanced splits and decoupled look-back.
 //!
 //! The book's three are thread-coarsened (12.8): `C` outputs per thread between its two co-ranks,
 //! a const generic of every kernel. The main entry points use [`tiles::ELEMENTS_PER_THREAD`];

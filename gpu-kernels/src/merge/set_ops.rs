@@ -249,7 +249,7 @@ unsafe fn run_end<K: MergeKey, O: KeyOrder<K>, R: KeyReader<K>, I: RankIndex>(
 /// (`t` of the run's elements before it), it moves within the run to as many of its A copies as
 /// B copies, `⌈t / 2⌉` each, while both runs have them (the pairs the walk consumes together),
 /// and past that to the shorter run's whole and the longer one's excess. The runs' ends are
-/// found by galloping from the split ([`run_start`], [`run_end`]).
+/// found by galloping from the split (`run_start`, `run_end`).
 ///
 /// # Safety
 /// `diag <= m + n`; `a` holds `m` keys and `b` holds `n`, sorted in `O`, and no other thread

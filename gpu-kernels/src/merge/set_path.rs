@@ -9,11 +9,11 @@
 //!   `ITEMS` diagonals of its tile, in shared memory) split this way, so a thread's piece
 //!   walks exactly as its part of the walk over the whole ([`set_walk_steps`]: `ITEMS + 1`
 //!   steps, a piece may hold one key more than `ITEMS`).
-//! * **Outputs of unknown count.** A block counts its tile's outputs (each thread keeps its
-//!   kept keys in registers and a mask), scans the threads' counts, and learns where its part
-//!   of the output starts by [decoupled look-back](super::lookback) on the tiles before it;
-//!   meanwhile its threads compact the kept keys into shared memory, which the block then
-//!   stores coalesced.
+//! * **Outputs of unknown count.** A block counts its tile's outputs (each thread writes the
+//!   keys its walk keeps to its own slots in shared memory; by key, each step's source stays in
+//!   a register), scans the threads' counts, and learns where its part of the output starts by
+//!   [decoupled look-back](super::lookback) on the tiles before it; meanwhile its threads
+//!   compact the kept keys, which the block then stores coalesced.
 //!
 //! Passes and their cost: the partition kernel (`tiles + 1` balanced splits, and it clears the
 //! tiles' status words), then this kernel, which reads each input key once and writes each
