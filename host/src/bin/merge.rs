@@ -502,6 +502,32 @@ struct Row {
 }
 
 impl Row {
+    /// A row of `variant` on `keys` keys of `dtype` that moved `bytes` (as many as its copy) in
+    /// `ms` against the copy's `copy_ms`, nothing else chosen: the rest by struct update.
+    fn new(
+        variant: MergeVariant,
+        dtype: &'static str,
+        (ms, copy_ms): (f64, f64),
+        (keys, bytes): (usize, usize),
+        check: Option<Option<usize>>,
+    ) -> Self {
+        let (path_shape, values, order, set) = (None, None, None, None);
+        Self {
+            variant,
+            path_shape,
+            values,
+            order,
+            set,
+            dtype,
+            ms,
+            copy_ms,
+            keys,
+            bytes,
+            copy_bytes: bytes,
+            check,
+        }
+    }
+
     /// The variant's name, and the merge-path shape if one was chosen.
     fn name(&self) -> String {
         let values = self.values.map(|v| format!(" by key ({})", v.name())).unwrap_or_default();
@@ -579,18 +605,9 @@ fn run_keys<K: HostKey + WritableElement, O: KeyOrder<K>>(
             None => None,
         };
         rows.push(Row {
-            variant,
             path_shape,
-            values: None,
             order: shown_order::<K, O>(args),
-            set: None,
-            dtype: K::NAME,
-            ms,
-            copy_ms,
-            keys: problem.len(),
-            bytes: problem.bytes_moved(),
-            copy_bytes: problem.bytes_moved(),
-            check,
+            ..Row::new(variant, K::NAME, (ms, copy_ms), (problem.len(), problem.bytes_moved()), check)
         });
     }
     if let Some(path) = &args.output {
@@ -612,9 +629,7 @@ fn run_by_key<K: HostKey, V: SourceValue, O: KeyOrder<K>>(
     a: &[K],
     b: &[K],
 ) -> Result<Vec<Row>> {
-    let (a_values, b_values) = step("generating the values", args.json, || {
-        (source_values::<V>(false, a.len()), source_values::<V>(true, b.len()))
-    });
+    let (a_values, b_values) = generated_values::<V>(args, a.len(), b.len());
     let mut problem = MergeByKeyProblem::new_in::<O>(gpu, a, &a_values, b, &b_values)?;
     let repeat = args.repeat as usize;
     let copy_ms = median_after_warm_up(repeat, || problem.copy_ms())?;
@@ -626,30 +641,34 @@ fn run_by_key<K: HostKey, V: SourceValue, O: KeyOrder<K>>(
     let shape = args.path_shape.unwrap_or_else(|| path::default_shape(K::NAME));
     let ms = median_after_warm_up(repeat, || problem.run_path(shape))?;
     let check = match &reference {
-        Some((keys, values)) => {
-            let (out_keys, out_values) = problem.output()?;
-            Some(step("checking the result", args.json, || {
-                let wrong_key = first_difference(&out_keys, keys);
-                let wrong_value = first_value_difference(&out_values, values);
-                wrong_key.into_iter().chain(wrong_value).min()
-            }))
-        }
+        Some(expected) => Some(first_wrong_pair(args, &problem.output()?, expected)),
         None => None,
     };
     Ok(vec![Row {
-        variant: MergeVariant::Path,
         path_shape: args.path_shape,
         values: args.values,
         order: shown_order::<K, O>(args),
-        set: None,
-        dtype: K::NAME,
-        ms,
-        copy_ms,
-        keys: problem.len(),
-        bytes: problem.bytes_moved(),
-        copy_bytes: problem.bytes_moved(),
-        check,
+        ..Row::new(MergeVariant::Path, K::NAME, (ms, copy_ms), (problem.len(), problem.bytes_moved()), check)
     }])
+}
+
+/// The generated values of A and B (each naming its source), `a_len` and `b_len` of them.
+fn generated_values<V: SourceValue>(args: &Args, a_len: usize, b_len: usize) -> (Vec<V>, Vec<V>) {
+    step("generating the values", args.json, || {
+        (source_values::<V>(false, a_len), source_values::<V>(true, b_len))
+    })
+}
+
+/// The first index where the output keys or values (`out`) differ from `expected`'s, bit for bit.
+fn first_wrong_pair<K: HostKey, V: SourceValue>(
+    args: &Args,
+    (out_keys, out_values): &(Vec<K>, Vec<V>),
+    (keys, values): &(Vec<K>, Vec<V>),
+) -> Option<usize> {
+    step("checking the result", args.json, || {
+        let wrong_key = first_difference(out_keys, keys);
+        wrong_key.into_iter().chain(first_value_difference(out_values, values)).min()
+    })
 }
 
 /// The error for `--set` on keys in another order than ascending.
@@ -681,19 +700,12 @@ fn run_set<K: HostKey + WritableElement>(
     let out = problem.output()?;
     let check = reference
         .map(|reference| step("checking the result", args.json, || first_difference(&out, &reference)));
+    let bytes = problem.bytes_moved().unwrap_or(0);
     let row = Row {
-        variant: MergeVariant::Path,
         path_shape: args.path_shape,
-        values: None,
-        order: None,
         set: Some((set, outputs)),
-        dtype: K::NAME,
-        ms,
-        copy_ms,
-        keys: problem.m() + problem.n(),
-        bytes: problem.bytes_moved().unwrap_or(0),
         copy_bytes: problem.copy_bytes(),
-        check,
+        ..Row::new(MergeVariant::Path, K::NAME, (ms, copy_ms), (problem.m() + problem.n(), bytes), check)
     };
     if let Some(path) = &args.output {
         write_keys_npy(path, out)?;
@@ -711,9 +723,7 @@ fn run_set_by_key<K: HostKey, V: SourceValue>(
     b: &[K],
 ) -> Result<Vec<Row>> {
     let operation = set.operation();
-    let (a_values, b_values) = step("generating the values", args.json, || {
-        (source_values::<V>(false, a.len()), source_values::<V>(true, b.len()))
-    });
+    let (a_values, b_values) = generated_values::<V>(args, a.len(), b.len());
     let mut problem = SetByKeyProblem::new(gpu, a, &a_values, b, &b_values)?;
     let repeat = args.repeat as usize;
     let copy_ms = median_after_warm_up(repeat, || problem.copy_ms())?;
@@ -726,29 +736,15 @@ fn run_set_by_key<K: HostKey, V: SourceValue>(
     let ms = median_after_warm_up(repeat, || problem.run(operation))?;
     let outputs = problem.outputs().unwrap_or(0);
     let check = match &reference {
-        Some((keys, values)) => {
-            let (out_keys, out_values) = problem.output()?;
-            Some(step("checking the result", args.json, || {
-                let wrong_key = first_difference(&out_keys, keys);
-                wrong_key.into_iter().chain(first_value_difference(&out_values, values)).min()
-            }))
-        }
+        Some(expected) => Some(first_wrong_pair(args, &problem.output()?, expected)),
         None => None,
     };
-    let element = size_of::<K>() + size_of::<V>();
+    let (keys, element) = (a.len() + b.len(), size_of::<K>() + size_of::<V>());
     Ok(vec![Row {
-        variant: MergeVariant::Path,
-        path_shape: None,
         values: args.values,
-        order: None,
         set: Some((set, outputs)),
-        dtype: K::NAME,
-        ms,
-        copy_ms,
-        keys: a.len() + b.len(),
-        bytes: (a.len() + b.len() + outputs) * element,
-        copy_bytes: 2 * (a.len() + b.len()) * element,
-        check,
+        copy_bytes: 2 * keys * element,
+        ..Row::new(MergeVariant::Path, K::NAME, (ms, copy_ms), (keys, (keys + outputs) * element), check)
     }])
 }
 

@@ -23,14 +23,12 @@ use std::marker::PhantomData;
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use gpu_kernels::merge::lookback::inclusive_prefix;
-use gpu_kernels::merge::tiles::{
-    MAX_SHARED_BYTES, PARTITION_THREADS, PathShape, SetLayout, set_by_key_shape, set_shape,
-};
+use gpu_kernels::merge::tiles::{MAX_SHARED_BYTES, PathShape, SetLayout, set_by_key_shape, set_shape};
 use gpu_kernels::merge::{SET_SHAPES_F32, SET_SHAPES_F64, SET_SHAPES_I32, SET_SHAPES_I64, SET_SHAPES_U32};
 use ndarray::{Array1, ArrayView1};
 
 use super::by_key::{MergeValue, VALUE_BYTES, check_values, upload_values};
-use super::path::Describe;
+use super::path::{self, Describe};
 use super::variant::{MAX_GRID_X, total};
 use super::{HostKey, MergeProblem, MergeVariant};
 use crate::error::CudaContext as _;
@@ -130,11 +128,10 @@ pub fn launch_config(
 }
 
 /// A set operation on the GPU: A and B uploaded once (checked sorted and NaN-free), an output
-/// buffer of `m + n` keys (enough for every operation), and the partition's splits and the tiles'
-/// status words, kept between runs.
+/// buffer of `m + n` keys (enough for every operation), and the partition's splits (in the
+/// merge problem's array) and the tiles' status words, kept between runs.
 pub struct SetProblem<'g, K: HostKey> {
     keys: MergeProblem<'g, K>,
-    splits: Option<CudaSlice<u64>>,
     status: Option<CudaSlice<u64>>,
     /// Outputs of the last run, once it has completed.
     outputs: Option<usize>,
@@ -151,7 +148,7 @@ impl<'g, K: HostKey> SetProblem<'g, K> {
     /// As [`new`](Self::new), refusing a `need` (keys, and values by key) the GPU cannot hold.
     fn with_need(gpu: &'g Gpu, a: &[K], b: &[K], need: MergeNeed) -> Result<Self> {
         let keys = MergeProblem::with_need::<gpu_kernels::merge::Ascending>(gpu, a, b, need)?;
-        Ok(Self { keys, splits: None, status: None, outputs: None })
+        Ok(Self { keys, status: None, outputs: None })
     }
 
     /// Keys in A.
@@ -226,7 +223,8 @@ impl<'g, K: HostKey> SetProblem<'g, K> {
         };
         gpu.allow_shared_memory(&set, config.shared_mem_bytes as usize, &label)?;
         let tiles = config.grid_dim.0 as usize;
-        let mut splits = take_at_least(gpu, &mut self.splits, 2 * (tiles + 1))?;
+        // Two words (A's index and B's) per split, `tiles + 1` splits: merge path's array, grown.
+        let mut splits = self.keys.take_splits(2 * tiles + 1)?;
         let mut status = take_at_least(gpu, &mut self.status, tiles)?;
         let tile_size = shape.tile_size() as u64;
         let mut values = values;
@@ -236,15 +234,10 @@ impl<'g, K: HostKey> SetProblem<'g, K> {
         let timed = self.keys.time_launches(&label, |stream, (a, m, b, n, c)| {
             let mut launch = stream.launch_builder(&partition);
             launch.arg(a).arg(m).arg(b).arg(n).arg(&tile_size).arg(&mut splits).arg(&mut status);
-            let partition_config = LaunchConfig {
-                grid_dim: ((tiles + 1).div_ceil(PARTITION_THREADS) as u32, 1, 1),
-                block_dim: (PARTITION_THREADS as u32, 1, 1),
-                shared_mem_bytes: 0,
-            };
             // SAFETY: `set_partition_<t>(a, m, b, n, tile_size, splits, status)`: A and B hold m
             // and n sorted, NaN-free keys (checked at set-up); `splits` holds 2 (tiles + 1)
             // entries and `status` tiles; tiles + 1 threads or more.
-            unsafe { launch.launch(partition_config) }
+            unsafe { launch.launch(path::partition_config(tiles)) }
                 .map(drop)
                 .context(|| format!("launching the {label} partition"))?;
             let mut launch = stream.launch_builder(&set);
@@ -263,7 +256,7 @@ impl<'g, K: HostKey> SetProblem<'g, K> {
             unsafe { launch.launch(config) }.map(drop).context(|| format!("launching the {label} kernel"))
         });
         let last = read_word(gpu, &status, tiles - 1);
-        self.splits = Some(splits);
+        self.keys.put_splits(splits);
         self.status = Some(status);
         let ms = timed?;
         let total = last?;
