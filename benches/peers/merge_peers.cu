@@ -601,17 +601,19 @@ std::string report(const Options& options, const NpyFile& npy_a, const NpyFile& 
     return json.str();
 }
 
+// The keys of `npy`, read from its file and uploaded.
+template <typename T>
+thrust::device_vector<T> upload_keys(const NpyFile& npy) {
+    const std::vector<T> host = read_npy_data<T>(npy);
+    return thrust::device_vector<T>(host.begin(), host.end());
+}
+
 // The merge of keys of T (thrust and CUB), or with --set the set operation (thrust), and the copy.
 template <typename T>
 std::string run(const Options& options, const NpyFile& npy_a, const NpyFile& npy_b) {
     const Dtype dtype = npy_a.dtype;
     const size_t m = npy_a.len, n = npy_b.len;
-    thrust::device_vector<T> a, b, c;
-    {
-        const std::vector<T> host_a = read_npy_data<T>(npy_a), host_b = read_npy_data<T>(npy_b);
-        a.assign(host_a.begin(), host_a.end());
-        b.assign(host_b.begin(), host_b.end());
-    }
+    thrust::device_vector<T> a = upload_keys<T>(npy_a), b = upload_keys<T>(npy_b), c;
     c.resize(m + n);
     check(cudaDeviceSynchronize(), "uploading A and B");
     cudaStream_t stream;
@@ -685,12 +687,7 @@ template <typename T, typename V>
 std::string run_by_key(const Options& options, const NpyFile& npy_a, const NpyFile& npy_b) {
     const Dtype dtype = npy_a.dtype, value_dtype = *options.values;
     const size_t m = npy_a.len, n = npy_b.len;
-    thrust::device_vector<T> a, b, c;
-    {
-        const std::vector<T> host_a = read_npy_data<T>(npy_a), host_b = read_npy_data<T>(npy_b);
-        a.assign(host_a.begin(), host_a.end());
-        b.assign(host_b.begin(), host_b.end());
-    }
+    thrust::device_vector<T> a = upload_keys<T>(npy_a), b = upload_keys<T>(npy_b), c;
     thrust::device_vector<V> av = source_values<V>(false, m), bv = source_values<V>(true, n), cv(m + n);
     c.resize(m + n);
     check(cudaDeviceSynchronize(), "uploading A and B");
