@@ -315,11 +315,11 @@ macro_rules! set_entry_point {
 // The defaults (`tiles::SET_4_BYTE`, `SET_8_BYTE`) for every key type, and for i32 and f64 keys
 // the benchmarks' sweep.
 set_entry_points! {
-    SET_SHAPES_I32: i32 => [(256, 25), (256, 11), (256, 15), (256, 21), (128, 15), (128, 21), (128, 25)];
-    SET_SHAPES_U32: u32 => [(256, 25)];
-    SET_SHAPES_F32: f32 => [(256, 25)];
-    SET_SHAPES_I64: i64 => [(128, 19)];
-    SET_SHAPES_F64: f64 => [(128, 19), (256, 11), (256, 15), (256, 19), (128, 11), (128, 15)];
+    SET_SHAPES_I32: i32 => [(256, 31), (256, 15), (256, 21), (256, 25), (256, 29), (128, 25), (128, 31), (512, 15)];
+    SET_SHAPES_U32: u32 => [(256, 31)];
+    SET_SHAPES_F32: f32 => [(256, 31)];
+    SET_SHAPES_I64: i64 => [(128, 27)];
+    SET_SHAPES_F64: f64 => [(128, 27), (128, 15), (128, 19), (128, 23), (256, 11), (256, 15), (256, 19), (64, 19)];
 }
 
 /// Stamps out the set operations by key for each key type at its default shape: for each
@@ -374,5 +374,5 @@ macro_rules! set_by_key_entry_point {
     };
 }
 
-// Every key type at its by-key shape (`tiles::set_by_key_shape`).
-set_by_key_entry_points! { i32: (256, 15), u32: (256, 15), i64: (256, 11), f32: (256, 15), f64: (256, 11) }
+// Every key type at its default shape (`tiles::set_shape`).
+set_by_key_entry_points! { i32: (256, 31), u32: (256, 31), i64: (128, 27), f32: (256, 31), f64: (128, 27) }

@@ -57,9 +57,9 @@ pub use order::{Ascending, ByUpper16, Descending, KeyOrder};
 pub use path::{PathTile, merge_path, merge_path_partition, merge_path_partition_thread};
 pub use pipelined::{block_tiles, merge_path_pipelined, pipeline_slot};
 pub use sequential::{RankIndex, co_rank, co_rank_by, co_rank_in, merge_sequential, merge_sequential_by};
-pub use set_ops::{SetOperation, balanced_split, set_walk, set_walk_steps};
+pub use set_ops::{SetOperation, WalkMasks, balanced_split, set_walk, set_walk_steps};
 pub use set_path::{
-    set_operation, set_operation_by_key, set_partition, set_partition_thread, set_tile, split_thread,
-    stage_thread, store_thread, walk_thread,
+    place_kept, set_operation, set_operation_by_key, set_partition, set_partition_thread, set_tile,
+    split_thread, store_thread, walk_thread,
 };
 pub use tiled::{TileBuffers, TiledBlock, merge_tiled};

@@ -1,7 +1,8 @@
-//! Set operations on sorted multisets (issue 12), the pieces written so far: the operations, the
-//! serial walk of C++'s `std::set_*` algorithms over any key memory, and the **balanced split**
-//! that lets independent pieces of the inputs be walked separately (by blocks and by threads)
-//! with exactly the walk over the whole. The kernels (count per tile, scan, write) are next.
+//! Set operations on sorted multisets (issue 12), the pure logic of the kernels in `set_path.rs`:
+//! the operations, the serial walk of C++'s `std::set_*` algorithms over any key memory, a
+//! thread's walk in fixed steps and its record ([`WalkMasks`]), and the **balanced split** that
+//! lets independent pieces of the inputs be walked separately (by blocks and by threads) with
+//! exactly the walk over the whole.
 //!
 //! Why merge path's split is not enough: the walk pairs the `r`-th copy of a key in A with its
 //! `r`-th copy in B and consumes both together, but the stable merge puts all of A's copies of a
@@ -110,11 +111,71 @@ where
     count
 }
 
+/// What a thread's walk did, a bit per step: which steps keep their element, and which consume
+/// a key of A or of B (a pair of equivalent keys consumes one of each, and keeps A's). Three
+/// words say where every kept element is ([`for_each_kept`](Self::for_each_kept)), so a thread
+/// holds neither its kept keys nor their positions until the block knows where they go.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WalkMasks {
+    pub kept: u32,
+    pub took_a: u32,
+    pub took_b: u32,
+}
+
+impl WalkMasks {
+    /// How many elements the walk keeps.
+    #[inline(always)]
+    pub fn count(self) -> u32 {
+        self.kept.count_ones()
+    }
+
+    /// The walk with one more step: each word shifts down and takes the step's bit on top, so
+    /// that a step's bits join their words at once. (Set by position instead, the bits are
+    /// free to be gathered late, and the compiler keeps each step's bits in registers of their
+    /// own until then.)
+    #[inline(always)]
+    fn then(self, keep: bool, took_a: bool, took_b: bool) -> Self {
+        let on_top = |word: u32, bit: bool| word >> 1 | u32::from(bit) << 31;
+        Self {
+            kept: on_top(self.kept, keep),
+            took_a: on_top(self.took_a, took_a),
+            took_b: on_top(self.took_b, took_b),
+        }
+    }
+
+    /// After `STEPS` steps of [`then`](Self::then): step `k`'s bits at bit `k`.
+    #[inline(always)]
+    fn settle<const STEPS: usize>(self) -> Self {
+        let down = |word: u32| word >> (32 - STEPS);
+        Self { kept: down(self.kept), took_a: down(self.took_a), took_b: down(self.took_b) }
+    }
+
+    /// Replays a walk of `STEPS` steps that started at A's index `i` and B's `j`: calls
+    /// `emit(q, from_b, index)` for its `q`-th kept element, A's `index` unless `from_b`.
+    #[inline(always)]
+    pub fn for_each_kept<const STEPS: usize>(
+        self,
+        (mut i, mut j): (u32, u32),
+        mut emit: impl FnMut(u32, bool, u32),
+    ) {
+        let mut q = 0;
+        for k in 0..STEPS {
+            let from_a = self.took_a >> k & 1;
+            if self.kept >> k & 1 != 0 {
+                emit(q, from_a == 0, if from_a != 0 { i } else { j });
+                q += 1;
+            }
+            i += from_a;
+            j += self.took_b >> k & 1;
+        }
+    }
+}
+
 /// One thread's piece of the walk, A's keys `i..i_end` and B's `j..j_end`, in exactly `STEPS`
-/// steps without a branch on the keys: step `k` calls `emit(k, keep, key, from_b, index)`, where
-/// `keep` says whether the step outputs `key` (A's `index` unless `from_b`); steps after the
-/// piece is used up keep nothing. A piece between balanced splits `ITEMS` diagonals apart takes
-/// at most `ITEMS + 1` steps (each step consumes one key, or a pair). Returns how many are kept.
+/// steps without a branch on the keys: each step consumes A's key alone, B's alone or a pair,
+/// and keeps its element or not; steps after the piece is used up do nothing. A piece between
+/// balanced splits `ITEMS` diagonals apart takes at most `ITEMS + 1` steps (each step consumes
+/// one key, or a pair). Returns what each step did.
 ///
 /// The keys at `i_end` and `j_end` are read (and not used) once a run is used up: the kernel's
 /// tiles have end marks there.
@@ -129,8 +190,7 @@ pub unsafe fn set_walk_steps<K, O, A, B, I, const STEPS: usize>(
     (mut i, i_end): (I, I),
     b: B,
     (mut j, j_end): (I, I),
-    mut emit: impl FnMut(usize, bool, K, bool, I),
-) -> u32
+) -> WalkMasks
 where
     K: MergeKey,
     O: KeyOrder<K>,
@@ -138,8 +198,9 @@ where
     B: KeyReader<K>,
     I: RankIndex,
 {
-    let mut kept = 0;
-    for k in 0..STEPS {
+    const { assert!(STEPS <= 32, "a walk has a bit per step") };
+    let mut walk = WalkMasks::default();
+    for _ in 0..STEPS {
         // SAFETY: i <= i_end and j <= j_end throughout (each grows only while below its end).
         let (a_key, b_key) = unsafe { (a.load(i.to_usize()), b.load(j.to_usize())) };
         let (a_live, b_live) = (i < i_end, j < j_end);
@@ -151,12 +212,11 @@ where
         let keep = (take_a & operation.keeps_unmatched_a())
             | (take_b & operation.keeps_unmatched_b())
             | (pair & operation.keeps_pairs());
-        emit(k, keep, select_unpredictable(take_b, b_key, a_key), take_b, select_unpredictable(take_b, j, i));
-        kept += u32::from(keep);
+        walk = walk.then(keep, take_a | pair, take_b | pair);
         i = select_unpredictable(take_a | pair, i + I::ONE, i);
         j = select_unpredictable(take_b | pair, j + I::ONE, j);
     }
-    kept
+    walk.settle::<STEPS>()
 }
 
 /// The first index in `lo..hi` of `run` whose key is not before `x` (`after == false`) or is
@@ -196,8 +256,23 @@ unsafe fn bound<K: MergeKey, O: KeyOrder<K>, R: KeyReader<K>, I: RankIndex>(
 /// `run` holds at least `i` keys, sorted in `O`.
 #[inline(always)]
 unsafe fn run_start<K: MergeKey, O: KeyOrder<K>, R: KeyReader<K>, I: RankIndex>(run: R, i: I, x: K) -> I {
-    // Every key in `hi..i` is equivalent to `x`.
-    let (mut hi, mut step) = (i, I::ONE);
+    if i == I::ZERO {
+        return I::ZERO;
+    }
+    // SAFETY: 0 < i: both probes are inside the run. The nearest key settles most runs, and the
+    // first settles runs that reach the start (few unique keys: one run may span a whole tile);
+    // the two loads go out together.
+    unsafe {
+        let (near, first) = (run.load(i.to_usize() - 1), run.load(0));
+        if O::before(near, x) {
+            return i;
+        }
+        if !O::before(first, x) {
+            return I::ZERO;
+        }
+    }
+    // Every key in `hi..i` is equivalent to `x`, and the first is not.
+    let (mut hi, mut step) = (i - I::ONE, I::ONE + I::ONE);
     while hi > I::ZERO {
         let probe = hi.saturating_sub(step);
         // SAFETY: probe < hi <= i; the search stays in probe + 1 .. hi.
@@ -223,8 +298,22 @@ unsafe fn run_end<K: MergeKey, O: KeyOrder<K>, R: KeyReader<K>, I: RankIndex>(
     len: I,
     x: K,
 ) -> I {
-    // Every key in `i..lo` is equivalent to `x`.
-    let (mut lo, mut step) = (i, I::ONE);
+    if i == len {
+        return len;
+    }
+    // SAFETY: i < len: both probes are inside the run; as in `run_start`, the nearest key and
+    // the last are probed together.
+    unsafe {
+        let (near, last) = (run.load(i.to_usize()), run.load(len.to_usize() - 1));
+        if O::before(x, near) {
+            return i;
+        }
+        if !O::before(x, last) {
+            return len;
+        }
+    }
+    // Every key in `i..lo` is equivalent to `x`, and the last is not.
+    let (mut lo, mut step) = (i + I::ONE, I::ONE + I::ONE);
     while lo < len {
         let probe = (lo + step - I::ONE).min(len - I::ONE);
         // SAFETY: lo <= probe < len; the search stays in lo .. probe.
@@ -372,26 +461,25 @@ mod tests {
         let mut out = Vec::new();
         for start in (0..a.len() + b.len()).step_by(piece) {
             let ((i, j), (i_end, j_end)) = (split(start), split((start + piece).min(a.len() + b.len())));
-            let mut kept = 0;
             // SAFETY: the marked inputs hold keys up to and including each end.
-            let count = unsafe {
+            let walk = unsafe {
                 set_walk_steps::<_, Ascending, _, _, u32, STEPS>(
                     op,
                     a_marked.as_ptr(),
                     (i, i_end),
                     b_marked.as_ptr(),
                     (j, j_end),
-                    |_, keep, key, from_b, index| {
-                        if keep {
-                            let source = if from_b { b[index as usize] } else { a[index as usize] };
-                            assert_eq!(key, source);
-                            out.push((from_b, index as usize));
-                            kept += 1;
-                        }
-                    },
                 )
             };
-            assert_eq!(count, kept);
+            assert_eq!(walk.took_a.count_ones(), i_end - i, "every key of A's piece consumed");
+            assert_eq!(walk.took_b.count_ones(), j_end - j, "every key of B's piece consumed");
+            let mut kept = 0;
+            walk.for_each_kept::<STEPS>((i, j), |q, from_b, index| {
+                assert_eq!(q, kept, "kept elements in order");
+                out.push((from_b, index as usize));
+                kept += 1;
+            });
+            assert_eq!(walk.count(), kept);
         }
         out
     }

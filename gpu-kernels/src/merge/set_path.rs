@@ -9,22 +9,23 @@
 //!   `ITEMS` diagonals of its tile, in shared memory) split this way, so a thread's piece
 //!   walks exactly as its part of the walk over the whole ([`set_walk_steps`]: `ITEMS + 1`
 //!   steps, a piece may hold one key more than `ITEMS`).
-//! * **Outputs of unknown count.** A block counts its tile's outputs (each thread writes the
-//!   keys its walk keeps to its own slots in shared memory; by key, each step's source stays in
-//!   a register), scans the threads' counts, and learns where its part of the output starts by
-//!   [decoupled look-back](super::lookback) on the tiles before it; meanwhile its threads
-//!   compact the kept keys, which the block then stores coalesced.
+//! * **Outputs of unknown count.** A block counts its tile's outputs (each thread's walk leaves
+//!   three words, a bit per step: [`WalkMasks`]), scans the threads' counts, and learns where
+//!   its part of the output starts by [decoupled look-back](super::lookback) on the tiles before
+//!   it; meanwhile each thread replays its words to write its kept keys' positions in the tile
+//!   (2 bytes each) to their places in the compacted tile, and the block then stores the keys
+//!   (and, by key, moves their values) from there, coalesced.
 //!
 //! Passes and their cost: the partition kernel (`tiles + 1` balanced splits, and it clears the
 //! tiles' status words), then this kernel, which reads each input key once and writes each
 //! output once, plus one status word per tile (written twice, read by a few successors). A
 //! count pass, a scan and a write pass would read the inputs twice; this reads them once.
 
-use super::keys::{KeyReader, KeyRun, KeyWriter, MergeKey, SharedKeys};
+use super::keys::{KeyReader, KeyWriter, MergeKey, SharedKeys};
 use super::lookback::TileStatus;
 use super::order::KeyOrder;
 use super::path::{PathTile, load_tile, release_tile_memory};
-use super::set_ops::{SetOperation, balanced_split, set_walk_steps};
+use super::set_ops::{SetOperation, WalkMasks, balanced_split, set_walk_steps};
 use super::tiles::{PathShape, SetLayout, a_end_marks};
 use crate::device::SharedArray;
 use crate::device::bulk::Barrier;
@@ -142,9 +143,8 @@ pub unsafe fn split_thread<
 }
 
 /// Phase 3: thread `tid` walks its piece of the tile (from its split to the next thread's) in
-/// `STEPS` steps; `record(k, keep, key, source)` gets every step's key, whether the operation
-/// keeps it, and its source, its position in the tile (A's `i` as `i`, B's `j` as `a_len + j`);
-/// the returned mask has a bit per step that keeps its key.
+/// `STEPS` steps. Returns where the piece starts (A's index and B's, in the tile) and what each
+/// step did.
 ///
 /// # Safety
 /// As [`split_thread`], whose splits every thread wrote before a barrier; the tile's end marks
@@ -156,62 +156,40 @@ pub unsafe fn walk_thread<K: MergeKey, O: KeyOrder<K>, S: KeyReader<K>, const ST
     tid: u32,
     keys: S,
     (split_a, split_b): (*const u32, *const u32),
-    mut record: impl FnMut(usize, bool, K, u32),
-) -> u32 {
-    const { assert!(STEPS <= 32, "a walk's mask has a bit per step") };
+) -> ((u32, u32), WalkMasks) {
     let t = tid as usize;
-    let mut mask = 0u32;
     // SAFETY: per the caller: the piece lies in the tile, whose runs are followed by marks.
     unsafe {
         let (a_run, b_run) = (keys.skip(tile.a_at as usize), keys.skip(tile.b_at as usize));
         let a_piece = (split_a.load(t), split_a.load(t + 1));
         let b_piece = (split_b.load(t), split_b.load(t + 1));
-        set_walk_steps::<K, O, _, _, u32, STEPS>(
-            operation,
-            a_run,
-            a_piece,
-            b_run,
-            b_piece,
-            |k, keep, key, from_b, index| {
-                record(k, keep, key, if from_b { tile.a_len + index } else { index });
-                mask |= u32::from(keep) << k;
-            },
-        );
-    }
-    mask
-}
-
-/// Phase 5: thread `tid` writes its kept elements (the steps of `mask`) to the compacted tile:
-/// `place(at, k)` puts step `k`'s at position `at`, from `first` on.
-#[inline(always)]
-pub fn stage_thread<const STEPS: usize>(mask: u32, first: u32, mut place: impl FnMut(u32, usize)) {
-    let mut at = first;
-    for k in 0..STEPS {
-        if mask & (1 << k) != 0 {
-            place(at, k);
-            at += 1;
-        }
+        let walk = set_walk_steps::<K, O, _, _, u32, STEPS>(operation, a_run, a_piece, b_run, b_piece);
+        ((a_piece.0, b_piece.0), walk)
     }
 }
 
-/// Phase 6: thread `tid` stores its share of the compacted tile (`count` keys in `staged`) to
-/// the output from position `c_start`, consecutive threads taking consecutive keys.
-///
-/// # Safety
-/// The compacted tile is in `staged`, written by every thread before a barrier; `c` has room
-/// for `c_start + count` keys.
+/// Phase 5: thread `tid`'s kept elements, replayed from its walk (which started at `start`):
+/// `place(at, position)` gets each one's place in the compacted tile, from `first` on, and its
+/// key's position in the tile's shared memory (A's `i` at `a_at + i`, B's `j` at `b_at + j`).
 #[inline(always)]
-pub unsafe fn store_thread<K: MergeKey, S: KeyReader<K>, const BLOCK: usize>(
-    tid: u32,
-    staged: S,
-    count: u32,
-    c: *mut K,
-    c_start: usize,
+pub fn place_kept<const STEPS: usize>(
+    tile: &PathTile,
+    start: (u32, u32),
+    walk: WalkMasks,
+    first: u32,
+    mut place: impl FnMut(u32, u32),
 ) {
-    let c = c.wrapping_add(c_start);
+    walk.for_each_kept::<STEPS>(start, |q, from_b, index| {
+        place(first + q, if from_b { tile.b_at + index } else { tile.a_at + index })
+    });
+}
+
+/// Phase 6: thread `tid`'s share of the compacted tile's `count` outputs, consecutive threads
+/// taking consecutive ones: `store(x)` writes output `x` of the tile.
+#[inline(always)]
+pub fn store_thread<const BLOCK: usize>(tid: u32, count: u32, mut store: impl FnMut(u32)) {
     for x in (tid..count).step_by(BLOCK) {
-        // SAFETY: x < count, inside the compacted tile and the output.
-        unsafe { *c.add(x as usize) = staged.load(x as usize) };
+        store(x);
     }
 }
 
@@ -219,6 +197,7 @@ pub unsafe fn store_thread<K: MergeKey, S: KeyReader<K>, const BLOCK: usize>(
 #[derive(Clone, Copy)]
 struct SetShared<K> {
     keys: SharedKeys<K>,
+    positions: SharedArray<u16>,
     bulk_barrier: Barrier,
     split_a: *mut u32,
     split_b: *mut u32,
@@ -238,6 +217,7 @@ impl<K: MergeKey> SetShared<K> {
             let split_a = SharedArray::<u32>::at_offset(layout.splits_offset() / 4).as_mut_ptr();
             Self {
                 keys: SharedKeys::at_offset(0),
+                positions: SharedArray::at_offset(layout.positions_offset() / 2),
                 bulk_barrier: Barrier::at(
                     SharedArray::<u64>::at_offset(layout.barrier_offset() / 8).as_mut_ptr(),
                 ),
@@ -247,66 +227,6 @@ impl<K: MergeKey> SetShared<K> {
                 prefix: SharedArray::at_offset(layout.prefix_offset() / 8),
             }
         }
-    }
-}
-
-/// Phases 1 to 4 of tile `tile_index` by this block: its keys loaded, each thread's split and
-/// walk (`record` gets every step, see [`walk_thread`]), the threads' counts scanned (shuffles
-/// within warps, then the warps' totals) and the block past a barrier that ends every walk.
-/// Returns the tile (with its shared layout), this thread's mask of kept steps, its first
-/// position in the compacted tile, and the tile's count.
-///
-/// # Safety
-/// As [`set_operation`]; every thread of the block calls it.
-#[inline(always)]
-unsafe fn walk_tile<
-    K: MergeKey,
-    O: KeyOrder<K>,
-    const BLOCK: usize,
-    const ITEMS: usize,
-    const STEPS: usize,
->(
-    operation: SetOperation,
-    (a, b): (*const K, *const K),
-    splits: *const usize,
-    shared: SetShared<K>,
-    record: impl FnMut(usize, bool, K, u32),
-) -> (PathTile, u32, u32, u32) {
-    let (tid, tile_index) = (thread_idx_x(), block_idx_x() as usize);
-    let (lane, warp) = (tid % LANES, (tid / LANES) as usize);
-    // SAFETY: per the caller; a barrier separates each phase from the one that reads what it
-    // wrote.
-    unsafe {
-        let tile = set_tile::<STEPS>(tile_index, splits);
-        let tile = load_tile::<K, O, BLOCK, STEPS, false>(tile, tid, a, b, shared.keys, shared.bulk_barrier);
-        split_thread::<K, O, _, BLOCK, ITEMS>(&tile, tid, shared.keys, shared.split_a, shared.split_b);
-        sync_threads();
-        let piece = (shared.split_a.cast_const(), shared.split_b.cast_const());
-        let mask = walk_thread::<K, O, _, STEPS>(operation, &tile, tid, shared.keys, piece, record);
-        let count = mask.count_ones();
-        let mut inclusive = count;
-        let mut delta = 1;
-        while delta < LANES {
-            let below = from_lanes_below(inclusive, delta);
-            if lane >= delta {
-                inclusive += below;
-            }
-            delta *= 2;
-        }
-        if lane == LANES - 1 {
-            shared.totals.write(warp, inclusive);
-        }
-        sync_threads();
-        release_tile_memory(tid, shared.bulk_barrier);
-        let (mut first, mut tile_count) = (inclusive - count, 0);
-        for w in 0..BLOCK / LANES as usize {
-            let total = shared.totals.read(w);
-            if w < warp {
-                first += total;
-            }
-            tile_count += total;
-        }
-        (tile, mask, first, tile_count)
     }
 }
 
@@ -335,20 +255,102 @@ unsafe fn find_prefix(status: TileStatus, tile_index: usize, tile_count: u32, pr
     }
 }
 
+/// Tile `blockIdx.x` of a set operation, by this block, up to its store: the tile loaded, each
+/// thread's split and walk, the threads' counts scanned (shuffles within warps, then the
+/// warps' totals), the tile's count published, each kept key's position in the tile written to
+/// its place in the compacted tile, and where the tile's outputs start found by look-back. Then
+/// `store(tile, keys, x, position, c_index)` for each of the thread's share of the outputs:
+/// output `x` of the tile, whose key is at `position` in `keys`, goes to index `c_index` of the
+/// output.
+///
+/// # Safety
+/// As [`set_operation`]; every thread of the block calls it.
+#[inline(always)]
+unsafe fn set_tile_outputs<
+    K: MergeKey,
+    O: KeyOrder<K>,
+    const BLOCK: usize,
+    const ITEMS: usize,
+    const STEPS: usize,
+>(
+    operation: SetOperation,
+    (a, b): (*const K, *const K),
+    splits: *const usize,
+    status: *mut u64,
+    mut store: impl FnMut(&PathTile, SharedKeys<K>, u32, usize),
+) {
+    const { assert!(STEPS == ITEMS + 1 && BLOCK.is_multiple_of(LANES as usize)) };
+    let layout = SetLayout::new(PathShape::new(BLOCK, ITEMS), size_of::<K>());
+    const {
+        let layout = SetLayout::new(PathShape::new(BLOCK, ITEMS), size_of::<K>());
+        assert!(layout.positions_fit_u16(), "positions in the tile are u16");
+    };
+    let (tid, tile_index) = (thread_idx_x(), block_idx_x() as usize);
+    let (lane, warp) = (tid % LANES, (tid / LANES) as usize);
+    // SAFETY: per the caller; a barrier separates each phase from the one that reads what it
+    // wrote.
+    unsafe {
+        let shared = SetShared::<K>::at(layout);
+        let status = TileStatus::at(status);
+        let tile = set_tile::<STEPS>(tile_index, splits);
+        let tile = load_tile::<K, O, BLOCK, STEPS, false>(tile, tid, a, b, shared.keys, shared.bulk_barrier);
+        split_thread::<K, O, _, BLOCK, ITEMS>(&tile, tid, shared.keys, shared.split_a, shared.split_b);
+        sync_threads();
+        let piece = (shared.split_a.cast_const(), shared.split_b.cast_const());
+        let (start, walk) = walk_thread::<K, O, _, STEPS>(operation, &tile, tid, shared.keys, piece);
+        let count = walk.count();
+        let mut inclusive = count;
+        let mut delta = 1;
+        while delta < LANES {
+            let below = from_lanes_below(inclusive, delta);
+            if lane >= delta {
+                inclusive += below;
+            }
+            delta *= 2;
+        }
+        if lane == LANES - 1 {
+            shared.totals.write(warp, inclusive);
+        }
+        sync_threads();
+        release_tile_memory(tid, shared.bulk_barrier);
+        let (mut first, mut tile_count) = (inclusive - count, 0);
+        for w in 0..BLOCK / LANES as usize {
+            let total = shared.totals.read(w);
+            if w < warp {
+                first += total;
+            }
+            tile_count += total;
+        }
+        if tid == 0 {
+            status.publish_count(tile_index, u64::from(tile_count));
+        }
+        place_kept::<STEPS>(&tile, start, walk, first, |at, position| {
+            shared.positions.write(at as usize, position as u16)
+        });
+        find_prefix(status, tile_index, tile_count, shared.prefix);
+        sync_threads();
+        let c_start = shared.prefix.read(0) as usize;
+        store_thread::<BLOCK>(tid, tile_count, |x| {
+            let position = u32::from(shared.positions.read(x as usize));
+            store(&tile, shared.keys, position, c_start + x as usize)
+        });
+    }
+}
+
 /// The set-operation kernel: block `blockIdx.x` walks tile `blockIdx.x` (between the
 /// partition's balanced splits `tile × BLOCK × ITEMS` diagonals apart) and writes its outputs
-/// to `c`, after every earlier tile's. `STEPS` is `ITEMS + 1`. Each thread writes the keys its
-/// walk keeps to its own slots in shared memory (`STEPS` rounded up to odd, so that the threads
-/// of a warp read their slots from different banks), and once every walk is done moves them
-/// to their places in the compacted tile, in the input buffer. (Kept in registers instead, the
-/// keys cost `STEPS` registers a thread: 68 in all for 4-byte keys at 256x15, three blocks per
-/// SM.)
+/// to `c`, after every earlier tile's. `STEPS` is `ITEMS + 1`. A thread's walk leaves three
+/// words ([`WalkMasks`]); once the block has scanned the counts, each thread replays them to
+/// write its kept keys' positions in the tile (2 bytes each) to their places in the compacted
+/// tile, and the block stores the keys from those positions, coalesced. (Holding the kept keys
+/// instead costs a register each, or slots in shared memory as large as the tile, and fewer
+/// blocks per SM.)
 ///
 /// # Safety
 /// As [`set_partition`], whose `splits` and cleared `status` (for this tile size) this launch
 /// reads; `c` has room for the operation's outputs (at most `m + n`) and overlaps neither
 /// input; the launch has `BLOCK` threads per block, a multiple of 32, one block per tile, and
-/// the dynamic shared memory of [`SetLayout::bytes`] (keys alone).
+/// the dynamic shared memory of [`SetLayout::bytes`].
 #[inline(always)]
 pub unsafe fn set_operation<
     K: MergeKey,
@@ -364,45 +366,23 @@ pub unsafe fn set_operation<
     splits: *const usize,
     status: *mut u64,
 ) {
-    const { assert!(STEPS == ITEMS + 1 && BLOCK.is_multiple_of(LANES as usize)) };
-    let layout = SetLayout::new(PathShape::new(BLOCK, ITEMS), size_of::<K>(), false);
-    let (tid, tile_index) = (thread_idx_x(), block_idx_x() as usize);
-    // SAFETY: per the caller; a barrier separates each phase from the one that reads what it
-    // wrote.
+    // SAFETY: per the caller; each output index is below the operation's count.
     unsafe {
-        let shared = SetShared::<K>::at(layout);
-        let status = TileStatus::at(status);
-        let slots = SharedKeys::<K>::at_offset(layout.staged_offset() / size_of::<K>())
-            .skip(tid as usize * layout.shape.set_slots());
-        let mut kept = 0;
-        let (_, mask, first, tile_count) =
-            walk_tile::<K, O, BLOCK, ITEMS, STEPS>(operation, (a, b), splits, shared, |_, keep, key, _| {
-                if keep {
-                    slots.store(kept, key);
-                }
-                kept += usize::from(keep);
-            });
-        if tid == 0 {
-            status.publish_count(tile_index, u64::from(tile_count));
-        }
-        for q in 0..mask.count_ones() {
-            shared.keys.store((first + q) as usize, slots.load(q as usize));
-        }
-        find_prefix(status, tile_index, tile_count, shared.prefix);
-        sync_threads();
-        store_thread::<K, _, BLOCK>(tid, shared.keys, tile_count, c, shared.prefix.read(0) as usize);
+        set_tile_outputs::<K, O, BLOCK, ITEMS, STEPS>(
+            operation,
+            (a, b),
+            splits,
+            status,
+            |_, keys, position, at| *c.add(at) = keys.load(position as usize),
+        )
     }
 }
 
 /// The set-operation kernel by key: as [`set_operation`], and each output key's value (of `P`,
 /// read from `a_values` or `b_values` at its key's index) goes to the same index of `c_values`.
-/// Each thread keeps its walk's sources (tile positions) in registers; once every walk is done
-/// it stages the kept keys and their sources, and the block stores the keys and moves each
-/// value from its input.
 ///
 /// # Safety
-/// As [`set_operation`], with value buffers of `m`, `n` and the outputs' count; the launch has
-/// the dynamic shared memory of [`SetLayout::bytes`] by key.
+/// As [`set_operation`], with value buffers of `m`, `n` and the outputs' count.
 #[inline(always)]
 pub unsafe fn set_operation_by_key<
     K: MergeKey,
@@ -419,46 +399,26 @@ pub unsafe fn set_operation_by_key<
     splits: *const usize,
     status: *mut u64,
 ) {
-    const { assert!(STEPS == ITEMS + 1 && BLOCK.is_multiple_of(LANES as usize)) };
-    let layout = SetLayout::new(PathShape::new(BLOCK, ITEMS), size_of::<K>(), true);
-    let (tid, tile_index) = (thread_idx_x(), block_idx_x() as usize);
-    // SAFETY: per the caller; a barrier separates each phase from the one that reads what it
-    // wrote; staged keys and sources lie apart from the input buffer they are read from.
+    // SAFETY: per the caller; each output index is below the operation's count, and a key's
+    // position in the tile gives its input and index.
     unsafe {
-        let shared = SetShared::<K>::at(layout);
-        let staged = SharedKeys::<K>::at_offset(layout.staged_offset() / size_of::<K>());
-        let sources = SharedArray::<u32>::at_offset(layout.sources_offset() / 4);
-        let status = TileStatus::at(status);
-        let mut kept = [0u32; STEPS];
-        let (tile, mask, first, tile_count) =
-            walk_tile::<K, O, BLOCK, ITEMS, STEPS>(operation, (a, b), splits, shared, |k, _, _, source| {
-                kept[k] = source
-            });
-        if tid == 0 {
-            status.publish_count(tile_index, u64::from(tile_count));
-        }
-        let in_shared = |source: u32| {
-            if source < tile.a_len { tile.a_at + source } else { tile.b_at + (source - tile.a_len) }
-        };
-        stage_thread::<STEPS>(mask, first, |at, k| {
-            staged.store(at as usize, shared.keys.load(in_shared(kept[k]) as usize));
-            sources.write(at as usize, kept[k]);
-        });
-        find_prefix(status, tile_index, tile_count, shared.prefix);
-        sync_threads();
-        let start = shared.prefix.read(0) as usize;
-        for x in (tid..tile_count).step_by(BLOCK) {
-            let source = sources.read(x as usize);
-            // The value's address is chosen, not the value: a choice between two 16-byte values
-            // would go through local memory.
-            let from = if source < tile.a_len {
-                a_values.wrapping_add(tile.a_start + source as usize)
-            } else {
-                b_values.wrapping_add(tile.b_start + (source - tile.a_len) as usize)
-            };
-            *c.add(start + x as usize) = staged.load(x as usize);
-            *c_values.add(start + x as usize) = *from;
-        }
+        set_tile_outputs::<K, O, BLOCK, ITEMS, STEPS>(
+            operation,
+            (a, b),
+            splits,
+            status,
+            |tile, keys, position, at| {
+                // The value's address is chosen, not the value: a choice between two 16-byte values
+                // would go through local memory.
+                let from = if position >= tile.b_at {
+                    b_values.wrapping_add(tile.b_start + (position - tile.b_at) as usize)
+                } else {
+                    a_values.wrapping_add(tile.a_start + (position - tile.a_at) as usize)
+                };
+                *c.add(at) = keys.load(position as usize);
+                *c_values.add(at) = *from;
+            },
+        )
     }
 }
 
@@ -525,41 +485,32 @@ mod tests {
                 };
             }
             // --- barrier ---
-            let walks: Vec<([i32; STEPS], u32)> = (0..BLOCK as u32)
-                .map(|tid| {
-                    let mut kept = [i32::MAX; STEPS];
-                    let mut sources = [u32::MAX; STEPS];
-                    let mask = unsafe {
-                        walk_thread::<i32, Ascending, _, STEPS>(
-                            operation,
-                            &tile,
-                            tid,
-                            s,
-                            (split_a.as_ptr(), split_b.as_ptr()),
-                            |k, _, key, source| (kept[k], sources[k]) = (key, source),
-                        )
-                    };
-                    // Each kept step's source holds its key.
-                    let kept_steps =
-                        kept.iter().zip(sources).enumerate().filter(|(k, _)| mask & (1 << k) != 0);
-                    for (_, (key, source)) in kept_steps {
-                        let source = source as usize;
-                        let from =
-                            if source < a_len { shared[source] } else { shared[b_at + source - a_len] };
-                        assert_eq!(*key, from, "{tile:?}: step's source");
-                    }
-                    (kept, mask)
+            let walks: Vec<((u32, u32), WalkMasks)> = (0..BLOCK as u32)
+                .map(|tid| unsafe {
+                    walk_thread::<i32, Ascending, _, STEPS>(
+                        operation,
+                        &tile,
+                        tid,
+                        s,
+                        (split_a.as_ptr(), split_b.as_ptr()),
+                    )
                 })
                 .collect();
-            // --- barrier ---
+            // --- barrier (the scan) ---
+            let mut positions = vec![u16::MAX; tile_size + 1];
             let mut first = 0;
-            for (kept, mask) in &walks {
-                stage_thread::<STEPS>(*mask, first, |at, k| shared[at as usize] = kept[k]);
-                first += mask.count_ones();
+            for &(start, walk) in &walks {
+                place_kept::<STEPS>(&tile, start, walk, first, |at, position| {
+                    assert_eq!(positions[at as usize], u16::MAX, "{tile:?}: place {at} written once");
+                    positions[at as usize] = position as u16;
+                });
+                first += walk.count();
             }
             // --- barrier ---
             for tid in 0..BLOCK as u32 {
-                unsafe { store_thread::<i32, _, BLOCK>(tid, s.cast_const(), first, c.as_mut_ptr(), written) };
+                store_thread::<BLOCK>(tid, first, |x| {
+                    c[written + x as usize] = shared[positions[x as usize] as usize]
+                });
             }
             written += first as usize;
         }

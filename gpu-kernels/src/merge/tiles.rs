@@ -220,12 +220,6 @@ impl PathShape {
         self.items + 1
     }
 
-    /// Slots per thread for the keys a set-operation thread keeps: its steps, rounded up to odd
-    /// (threads `set_slots` keys apart read different banks).
-    pub const fn set_slots(self) -> usize {
-        self.set_steps() | 1
-    }
-
     /// Tiles (blocks) of a merge of `total` outputs; zero for an empty merge.
     pub const fn tiles(self, total: usize) -> usize {
         total.div_ceil(self.tile_size())
@@ -251,44 +245,39 @@ pub const PATH_8_BYTE: PathShape = PathShape::new(256, 11);
 pub struct SetLayout {
     pub shape: PathShape,
     pub key_bytes: usize,
-    pub by_key: bool,
 }
 
 impl SetLayout {
-    pub const fn new(shape: PathShape, key_bytes: usize, by_key: bool) -> Self {
-        Self { shape, key_bytes, by_key }
+    pub const fn new(shape: PathShape, key_bytes: usize) -> Self {
+        Self { shape, key_bytes }
     }
 
     /// The input buffer comes first, laid out as merge path's for threads of
     /// [`set_steps`](PathShape::set_steps) keys (a tile of up to `tile + 1` keys, A's end marks
-    /// and B's). Keys alone are compacted into it once the walks are done; by key, the kept keys
-    /// and their sources go to the next two arrays, and it is read while they are written.
+    /// and B's); the outputs' keys are read from it in the end.
     pub const fn input_bytes(self) -> usize {
+        (self.input_keys() * self.key_bytes).next_multiple_of(16)
+    }
+
+    const fn input_keys(self) -> usize {
         let walk = PathShape::new(self.shape.block_threads, self.shape.set_steps());
-        (walk.input_keys(self.key_bytes) * self.key_bytes).next_multiple_of(16)
+        walk.input_keys(self.key_bytes)
     }
 
-    /// Keys alone: each thread's slots for the keys it keeps ([`set_slots`](PathShape::set_slots)
-    /// a thread). By key: the compacted keys (up to `tile + 1`).
-    pub const fn staged_offset(self) -> usize {
+    /// Whether every position in the input buffer fits the positions' `u16`.
+    pub const fn positions_fit_u16(self) -> bool {
+        self.input_keys() <= u16::MAX as usize + 1
+    }
+
+    /// The compacted tile: each output's key's position in the input buffer (`u16`, up to
+    /// `tile + 1`).
+    pub const fn positions_offset(self) -> usize {
         self.input_bytes()
-    }
-
-    /// By key: each compacted key's source, its position in the tile (`u32`: A's from 0, B's
-    /// after A's).
-    pub const fn sources_offset(self) -> usize {
-        let staged = if self.by_key {
-            self.shape.tile_size() + 1
-        } else {
-            self.shape.block_threads * self.shape.set_slots()
-        };
-        self.staged_offset() + (staged * self.key_bytes).next_multiple_of(16)
     }
 
     /// Each thread's balanced split: `block + 1` of A's indices, then as many of B's (`u32`).
     pub const fn splits_offset(self) -> usize {
-        let sources = if self.by_key { (self.shape.tile_size() + 1) * 4 } else { 0 };
-        self.sources_offset() + sources.next_multiple_of(16)
+        self.positions_offset() + (2 * (self.shape.tile_size() + 1)).next_multiple_of(16)
     }
 
     /// Each warp's count of outputs (`u32`).
@@ -313,28 +302,22 @@ impl SetLayout {
 }
 
 /// The set-operation shape for 4-byte keys (i32, u32, f32) (`merge/set_path.rs`), chosen by the
-/// sweep ([`SET_SHAPES_I32`](super::SET_SHAPES_I32)) at 2^27 + 2^27 uniform i32 keys on an H200,
-/// union + intersection: 256x25 (1.110 + 0.801 ms) ahead of 256x21 (1.162 + 0.900), 128x25
-/// (1.210 + 0.924), 128x21 and 256x15 (1.246 + 0.980). Larger tiles amortise each tile's fixed
-/// costs (its splits, scan, look-back and barriers) over more keys; shared memory (each
-/// thread's input and its slots for kept keys, 55 KB a block) stops the growth.
-pub const SET_4_BYTE: PathShape = PathShape::new(256, 25);
+/// sweep ([`SET_SHAPES_I32`](super::SET_SHAPES_I32)) at 2^27 + 2^27 i32 keys on an H200, the sum
+/// of union and intersection on uniform and few-unique keys: 256x31 (3.759 ms) ahead of 256x29
+/// (3.878), 128x31 (3.895), 256x25 (4.145), 128x25 (4.281), 256x21 (4.630), 256x15 (5.524) and
+/// 512x15 (7.636, 64+ registers: one block per SM). Larger tiles amortise each tile's fixed
+/// costs (its splits, scan, look-back and barriers) over more keys; a walk's three words have a
+/// bit per step, so 31 outputs (32 steps) is the largest.
+pub const SET_4_BYTE: PathShape = PathShape::new(256, 31);
 
 /// The set-operation shape for 8-byte keys (i64, f64), chosen by the same sweep with f64 keys:
-/// 128x19 (2.145 + 1.592 ms) level with 256x15 (2.148 + 1.592) and ahead of 256x19 (2.176 +
-/// 1.641) and 256x11 (2.220 + 1.692).
-pub const SET_8_BYTE: PathShape = PathShape::new(128, 19);
+/// 128x27 (6.256 ms) ahead of 128x23 (6.387), 256x19 (6.612), 128x19 (6.993), 256x15 (7.083),
+/// 128x15 (7.410), 256x11 (8.043) and 64x19 (8.333).
+pub const SET_8_BYTE: PathShape = PathShape::new(128, 27);
 
 /// The set-operation shape for keys of `key_bytes` bytes.
 pub const fn set_shape(key_bytes: usize) -> PathShape {
     if key_bytes <= 4 { SET_4_BYTE } else { SET_8_BYTE }
-}
-
-/// The shape of the set operations by key for keys of `key_bytes` bytes: a thread holds the
-/// source of each step in a register, so the tiles stay smaller than the keys-only ones (not
-/// swept: the shapes the keys-only kernel had before its kept keys moved to shared memory).
-pub const fn set_by_key_shape(key_bytes: usize) -> PathShape {
-    if key_bytes <= 4 { PathShape::new(256, 15) } else { PathShape::new(256, 11) }
 }
 
 /// The merge-path shape for keys of `key_bytes` bytes.

@@ -23,7 +23,7 @@ use std::marker::PhantomData;
 
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use gpu_kernels::merge::lookback::inclusive_prefix;
-use gpu_kernels::merge::tiles::{MAX_SHARED_BYTES, PathShape, SetLayout, set_by_key_shape, set_shape};
+use gpu_kernels::merge::tiles::{MAX_SHARED_BYTES, PathShape, SetLayout, set_shape};
 use gpu_kernels::merge::{SET_SHAPES_F32, SET_SHAPES_F64, SET_SHAPES_I32, SET_SHAPES_I64, SET_SHAPES_U32};
 use ndarray::{Array1, ArrayView1};
 
@@ -96,18 +96,12 @@ pub fn partition_entry_point(dtype: &str) -> String {
     format!("set_partition_{dtype}")
 }
 
-/// How the set kernel of `shape` is launched for `m + n` keys of `key_bytes` bytes (and their
-/// values, `by_key`): one block per tile of `shape.tile_size()` input keys (a tile may take one
+/// How the set kernel of `shape` (keys alone or by key) is launched for `m + n` keys of
+/// `key_bytes` bytes: one block per tile of `shape.tile_size()` input keys (a tile may take one
 /// key more, see `gpu_kernels::merge::balanced_split`), with its [`SetLayout`]'s shared memory;
 /// `None` when both inputs are empty.
-pub fn launch_config(
-    shape: PathShape,
-    m: usize,
-    n: usize,
-    key_bytes: usize,
-    by_key: bool,
-) -> Result<Option<LaunchConfig>> {
-    let shared = SetLayout::new(shape, key_bytes, by_key).bytes();
+pub fn launch_config(shape: PathShape, m: usize, n: usize, key_bytes: usize) -> Result<Option<LaunchConfig>> {
+    let shared = SetLayout::new(shape, key_bytes).bytes();
     if shared > MAX_SHARED_BYTES {
         return Err(Error::BadArgument(format!(
             "the set-operation shape {} needs {shared} bytes of shared memory per block, over the {MAX_SHARED_BYTES} the kernels may use",
@@ -215,7 +209,7 @@ impl<'g, K: HostKey> SetProblem<'g, K> {
         let by_key =
             values.as_ref().map(|v| format!(" by key ({}-byte values)", v.bytes)).unwrap_or_default();
         let label = format!("set {}{by_key} {} {}", name(operation), K::NAME, Describe(shape));
-        let Some(config) = launch_config(shape, self.m(), self.n(), size_of::<K>(), values.is_some())? else {
+        let Some(config) = launch_config(shape, self.m(), self.n(), size_of::<K>())? else {
             // Empty inputs launch nothing and have no outputs.
             let ms = self.keys.time_launches(&label, |_, _| Ok(()))?;
             self.outputs = Some(0);
@@ -296,7 +290,7 @@ struct ValueBuffers<'v> {
 }
 
 /// The by-key kernel of `operation` at `shape` (the key type's by-key shape,
-/// [`set_by_key_shape`]: the only one built by key) for `dtype` keys and values of `value_bytes`.
+/// [`set_shape`]: the only one built by key) for `dtype` keys and values of `value_bytes`.
 pub fn by_key_entry_point(
     operation: SetOperation,
     shape: PathShape,
@@ -304,7 +298,7 @@ pub fn by_key_entry_point(
     value_bytes: usize,
 ) -> Result<String> {
     let key_bytes = MergeVariant::KEY_TYPES.iter().find(|(name, _)| *name == dtype).map(|&(_, bytes)| bytes);
-    let default = key_bytes.map(set_by_key_shape);
+    let default = key_bytes.map(set_shape);
     if Some(shape) != default || !VALUE_BYTES.contains(&value_bytes) {
         return Err(Error::BadArgument(format!(
             "no set-operation-by-key kernel {} is built for {dtype} keys with {value_bytes}-byte values; they are built at each key type's default shape ({}) with values of {VALUE_BYTES:?} bytes",
@@ -363,7 +357,7 @@ impl<'g, K: HostKey, V: MergeValue> SetByKeyProblem<'g, K, V> {
         })
     }
 
-    /// Runs `operation` by key at the key type's by-key shape ([`set_by_key_shape`]): the
+    /// Runs `operation` by key at the key type's default shape ([`set_shape`]): the
     /// partition and the by-key kernel inside one timing (CUDA events); output keys and values
     /// are poisoned before.
     pub fn run(&mut self, operation: SetOperation) -> Result<f64> {
@@ -373,7 +367,7 @@ impl<'g, K: HostKey, V: MergeValue> SetByKeyProblem<'g, K, V> {
             c: &mut self.c_values,
             bytes: size_of::<V>(),
         };
-        self.keys.run_with(operation, set_by_key_shape(size_of::<K>()), Some(values))
+        self.keys.run_with(operation, set_shape(size_of::<K>()), Some(values))
     }
 
     /// The output keys and their values, from the last [`run`](Self::run).
@@ -455,14 +449,15 @@ mod tests {
         );
         assert_eq!(partition_entry_point("u32"), "set_partition_u32");
         assert_eq!(
-            by_key_entry_point(SetOperation::Union, set_by_key_shape(4), "i32", 16).unwrap(),
-            "set_union_by_key_b256_i15_i32_v16"
+            by_key_entry_point(SetOperation::Union, set_shape(4), "i32", 16).unwrap(),
+            format!("set_union_by_key_b{}_i{}_i32_v16", set_shape(4).block_threads, set_shape(4).items)
         );
+        let swept = shapes("i32").iter().find(|&&s| s != set_shape(4)).copied().unwrap();
         assert!(
-            by_key_entry_point(SetOperation::Union, set_shape(4), "i32", 4).is_err(),
-            "by key at its own shape only"
+            by_key_entry_point(SetOperation::Union, swept, "i32", 4).is_err(),
+            "by key at the default shape only"
         );
-        assert!(by_key_entry_point(SetOperation::Union, set_by_key_shape(8), "f64", 12).is_err());
+        assert!(by_key_entry_point(SetOperation::Union, set_shape(8), "f64", 12).is_err());
         for dtype in MergeVariant::SWEEP_KEY_TYPES {
             assert!(shapes(dtype).len() > 1, "{dtype}: a sweep");
         }
@@ -474,17 +469,12 @@ mod tests {
     #[test]
     fn launches_have_a_block_per_tile_and_bounds_fit_every_operation() {
         let shape = set_shape(4);
-        let config = launch_config(shape, 1 << 27, 1 << 27, 4, false).unwrap().unwrap();
+        let config = launch_config(shape, 1 << 27, 1 << 27, 4).unwrap().unwrap();
         assert_eq!(config.grid_dim.0 as usize, (1usize << 28).div_ceil(shape.tile_size()));
-        assert_eq!(config.shared_mem_bytes as usize, SetLayout::new(shape, 4, false).bytes());
-        let by_key = launch_config(shape, 1 << 27, 1 << 27, 4, true).unwrap().unwrap();
-        assert!(by_key.shared_mem_bytes > config.shared_mem_bytes, "room for staged keys and sources");
-        assert!(launch_config(shape, 0, 0, 4, false).unwrap().is_none());
-        assert!(launch_config(shape, usize::MAX, 1, 4, false).is_err());
-        assert!(matches!(
-            launch_config(PathShape::new(1024, 31), 1, 1, 8, false),
-            Err(Error::BadArgument(_))
-        ));
+        assert_eq!(config.shared_mem_bytes as usize, SetLayout::new(shape, 4).bytes());
+        assert!(launch_config(shape, 0, 0, 4).unwrap().is_none());
+        assert!(launch_config(shape, usize::MAX, 1, 4).is_err());
+        assert!(matches!(launch_config(PathShape::new(1024, 31), 1, 1, 8), Err(Error::BadArgument(_))));
         assert_eq!(output_bound(SetOperation::Union, 3, 5), 8);
         assert_eq!(output_bound(SetOperation::Intersection, 3, 5), 3);
         assert_eq!(output_bound(SetOperation::Difference, 3, 5), 3);
