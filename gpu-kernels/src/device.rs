@@ -256,28 +256,6 @@ pub fn opaque(value: i32) -> i32 {
     value
 }
 
-/// `word` with bit `k` set if `bit` holds, as one `or` the optimiser may not regroup: a mask
-/// built a bit per step stays one word through the steps (regrouped, each step's bit would
-/// live in a register of its own until the last step).
-#[inline(always)]
-pub fn with_bit(word: u32, k: usize, bit: bool) -> u32 {
-    let bit = u32::from(bit) << k;
-    #[cfg(target_arch = "nvptx64")]
-    {
-        let with: u32;
-        // SAFETY: register arithmetic only.
-        unsafe {
-            core::arch::asm!("or.b32 {d}, {w}, {b};", d = out(reg32) with, w = in(reg32) word, b = in(reg32) bit,
-                options(pure, nomem, nostack, preserves_flags))
-        };
-        with
-    }
-    #[cfg(not(target_arch = "nvptx64"))]
-    {
-        word | bit
-    }
-}
-
 /// Writes `value` (4 or 8 bytes) to `ptr` if `condition` holds, as one predicated store
 /// (`@p st.global`): no branch, so the lanes that store and those that do not stay converged and
 /// the compiler needs no reconvergence point around it.
