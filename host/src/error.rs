@@ -39,6 +39,14 @@ pub enum Error {
         "a kernel failed while {what}: {source}; the GPU's CUDA context is now unusable, and so is CUDA in this process: exit and start again to use the GPU"
     )]
     ContextLost { what: String, source: DriverError },
+    /// `libnccl` could not be loaded: multi-GPU runs need it, single-GPU ones do not.
+    #[error(
+        "NCCL not found (libnccl.so.2 could not be loaded): runs on several GPUs need it; install NCCL 2.18 or later (NVIDIA's CUDA repositories: apt install libnccl2; or pip install nvidia-nccl-cu12 and add its lib directory to LD_LIBRARY_PATH); single-GPU runs do not need it"
+    )]
+    NoNccl,
+    /// An NCCL call failed.
+    #[error("NCCL error while {what}: {code}")]
+    Nccl { what: String, code: String },
     /// A merge input is not sorted ascending: key `index` is less than the key before it.
     #[error(
         "merge input {array} is not sorted {}: {array}[{index}] = {value} goes before {array}[{index}-1] = {previous}; both inputs must be sorted",

@@ -108,6 +108,16 @@ fn open_context(ordinal: usize) -> Result<Arc<CudaContext>> {
     CudaContext::new(ordinal).context(|| format!("creating a context on GPU {ordinal}"))
 }
 
+/// How many GPUs the driver sees.
+pub fn device_count() -> Result<usize> {
+    // SAFETY: only probes whether the shared library can be loaded.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(Error::NoDriver);
+    }
+    let count = CudaContext::device_count().context(|| "initialising the CUDA driver".into())?;
+    Ok(count.max(0) as usize)
+}
+
 /// Free and total memory of GPU `ordinal`, in bytes, without loading the kernels: what a
 /// preflight check ([`preflight`](crate::preflight)) asks before anything else is done.
 pub fn device_memory(ordinal: usize) -> Result<(usize, usize)> {

@@ -97,6 +97,120 @@ struct Args {
     /// Seed of the random input (default: a fresh one, printed).
     #[arg(long)]
     seed: Option<u64>,
+    /// Run on GPUs 0..N of this process (a number, or `all`): the grid split along z into one
+    /// slab per GPU, halo planes exchanged over NCCL after every step (needs libnccl). Times
+    /// one --variant (streaming by default, or one of the book's; seven-point star) with and
+    /// without the exchange, and checks the result bit for bit against the same run on GPU 0
+    /// (unless --no-verify). Prints JSON with --json.
+    #[arg(long, value_name = "N|all", value_parser = parse_gpus)]
+    gpus: Option<GpuCount>,
+}
+
+/// `--gpus`: a count, or every GPU the driver sees.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum GpuCount {
+    Count(usize),
+    All,
+}
+
+fn parse_gpus(text: &str) -> std::result::Result<GpuCount, String> {
+    match text {
+        "all" => Ok(GpuCount::All),
+        _ => match text.parse::<usize>() {
+            Ok(n) if n >= 1 => Ok(GpuCount::Count(n)),
+            _ => Err(format!("expected a number of GPUs (1 or more) or `all`, got `{text}`")),
+        },
+    }
+}
+
+/// `--gpus`: the seven-point star over several GPUs, one JSON object or a line per element type.
+fn run_gpus(args: &Args, count: GpuCount) -> Result<ExitCode> {
+    let seen = host::gpu::device_count()?;
+    let count = match count {
+        GpuCount::All => seen,
+        GpuCount::Count(n) if n <= seen => n,
+        GpuCount::Count(n) => {
+            return Err(Error::NoDevice(format!(
+                "--gpus {n} was asked for, but the driver sees {seen} GPU(s)"
+            )));
+        }
+    };
+    let chosen = if args.variant.0 == StencilVariant::ALL {
+        &[StencilVariant::Streaming][..]
+    } else {
+        &args.variant.0
+    };
+    let variant = match chosen {
+        [one] if args.shape == StencilShape::Star7 && *one != StencilVariant::Temporal => *one,
+        _ => {
+            return Err(Error::BadArgument(
+                "--gpus runs the seven-point star with one single-step --variant (e.g. streaming)".into(),
+            ));
+        }
+    };
+    if args.input.is_some() || args.output.is_some() {
+        return Err(Error::BadArgument(
+            "--gpus runs on a random --grid; --input and --output are not supported with it".into(),
+        ));
+    }
+    let gpus = (0..count).map(|i| Gpu::with_ptx(i, args.ptx)).collect::<Result<Vec<_>>>()?;
+    let seed = args.seed.unwrap_or_else(random::fresh_seed);
+    let Grid3 { nx, ny, nz } = args.grid;
+    let shape = (nz as usize, ny as usize, nx as usize);
+    let values = coefficients(args);
+    let (steps, repeat) = (args.steps as usize, args.repeat as usize);
+    let mut rows = Vec::new();
+    fn one<T: Element + cudarc::nccl::NcclType>(
+        gpus: &[Gpu],
+        args: &Args,
+        (variant, shape, seed, values): (StencilVariant, (usize, usize, usize), u64, &[f64]),
+        (steps, repeat): (usize, usize),
+    ) -> Result<serde_json::Value> {
+        let input = step(&format!("generating the {} input", T::NAME), args.json, || {
+            random::random_grid::<T>(shape, seed)
+        })?;
+        let coeffs = Coeffs(core::array::from_fn(|i| T::from_f64(*values.get(i).unwrap_or(&0.0))));
+        let row = host::distributed::measure(
+            gpus,
+            variant,
+            input.view(),
+            coeffs,
+            (steps, repeat),
+            !args.no_verify,
+        )?;
+        let points = input.len() as f64;
+        Ok(json!({
+            "dtype": T::NAME, "gpus": row.gpus, "variant": variant.name(), "ms_per_step": row.ms_per_step,
+            "compute_ms_per_step": row.compute_ms_per_step,
+            "exposed_exchange_ms_per_step": row.ms_per_step - row.compute_ms_per_step,
+            "gpoints_per_s": points / row.ms_per_step / 1e6,
+            "status": match row.bitwise_equal { Some(true) => "OK", Some(false) => "FAIL", None => "-" },
+        }))
+    }
+    let run = (variant, shape, seed, values.as_slice());
+    if matches!(args.dtype, Some(DtypeArg::F32) | Some(DtypeArg::All) | None) {
+        rows.push(one::<f32>(&gpus, args, run, (steps, repeat))?);
+    }
+    if matches!(args.dtype, Some(DtypeArg::F64) | Some(DtypeArg::All) | None) {
+        rows.push(one::<f64>(&gpus, args, run, (steps, repeat))?);
+    }
+    let report = json!({
+        "gpu": gpus[0].info.name, "gpus": count, "grid": { "nz": nz, "ny": ny, "nx": nx },
+        "steps": steps, "repeat": repeat, "seed": seed, "rows": rows,
+    });
+    if args.json {
+        println!("{}", serde_json::to_string_pretty(&report).expect("JSON of plain values"));
+    } else {
+        println!(
+            "{} × {count}, grid {nz}x{ny}x{nx} split along z, {steps} step(s), median of {repeat}, seed {seed}",
+            gpus[0].info.name
+        );
+        for row in &rows {
+            println!("{row}");
+        }
+    }
+    let failed = rows.iter().any(|r| r["status"] == "FAIL");
+    Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -443,6 +557,9 @@ fn preflight(args: &Args, grid: Grid3, dtype: DtypeArg) -> Result<()> {
 }
 
 fn run(args: &Args) -> Result<ExitCode> {
+    if let Some(count) = args.gpus {
+        return run_gpus(args, count);
+    }
     let file = args.input.as_deref().map(read_grid_npy).transpose()?;
     let dtype = chosen_dtype(args.dtype, file.as_ref().map(NpyGrid::dtype))?;
     check_output(args, dtype)?;
@@ -559,6 +676,17 @@ mod tests {
 
     fn parse(args: &[&str]) -> std::result::Result<Args, clap::Error> {
         Args::try_parse_from(std::iter::once("stencil").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn gpus_take_a_count_or_all() {
+        assert_eq!(parse(&[]).unwrap().gpus, None);
+        assert_eq!(parse(&["--gpus", "2"]).unwrap().gpus, Some(GpuCount::Count(2)));
+        assert_eq!(parse(&["--gpus", "all"]).unwrap().gpus, Some(GpuCount::All));
+        for bad in ["0", "two", "1.5"] {
+            let err = parse(&["--gpus", bad]).unwrap_err().to_string();
+            assert!(err.contains("expected a number of GPUs (1 or more) or `all`"), "{bad}: {err}");
+        }
     }
 
     #[test]

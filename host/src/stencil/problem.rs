@@ -1,7 +1,9 @@
 //! A stencil problem on the GPU: the input, two buffers that ping-pong over time steps,
 //! and timed launches of any variant.
 
-use cudarc::driver::{CudaFunction, CudaSlice, LaunchConfig, PushKernelArg};
+use std::sync::Arc;
+
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use gpu_kernels::KernelParam;
 use gpu_kernels::stencil::box27::BoxCoeffs;
 use gpu_kernels::stencil::star::StarCoeffs;
@@ -200,18 +202,72 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         let ms = self.gpu.timer()?.time(|| {
             for (pass, (function, config, label)) in pass_kernels.enumerate() {
                 let (src, dst) = if pass % 2 == 0 { (&*ping, &mut *pong) } else { (&*pong, &mut *ping) };
-                let mut launch = stream.launch_builder(function);
-                launch.arg(src).arg(dst).arg(&grid).arg(&coeffs);
-                // SAFETY: the entry point takes (input, output, Grid3, C); both
-                // buffers hold `grid.len()` elements; `config` comes from the same constants
-                // as the kernel's tile sizes.
-                unsafe { launch.launch(config) }.context(|| format!("launching the {label} kernel"))?;
+                launch_pass(stream, (function, config, label), (src, dst), &grid, &coeffs)?;
             }
             Ok(())
         });
         let ms = ms.map_err(|e| e.while_doing(|| format!("running the {} kernel", labels.join(" and "))))?;
         self.result = Some(passes % 2);
         Ok(ms)
+    }
+
+    /// Starts time steps taken one at a time ([`step`](Self::step)), e.g. with halo planes
+    /// exchanged between them: the input in the first buffer, the other poisoned with NaN.
+    pub fn start_steps(&mut self) -> Result<()> {
+        let [ping, pong] = &mut self.buffers;
+        self.gpu.copy(&self.input, ping)?;
+        self.gpu.poison(pong)?;
+        self.result = Some(0);
+        Ok(())
+    }
+
+    /// The launch of one time step of `variant` on this grid, for [`step`](Self::step): the
+    /// streaming kernel at its default shape, or the book's at their default tiles. The
+    /// temporal variant, whose passes are several steps, is refused.
+    pub fn step_launch(&self, variant: StencilVariant) -> Result<StepLaunch> {
+        let (function, config, label) = match variant {
+            StencilVariant::Temporal => {
+                return Err(Error::BadArgument(
+                    "the temporal variant fuses several steps per pass; take single steps with streaming or one of the book's variants".into(),
+                ));
+            }
+            StencilVariant::Streaming => self.streaming_launch(self.streaming_default())?,
+            _ => {
+                let tile = variant.default_tile();
+                let function = self.gpu.function(&variant.entry_point_with_tile(T::NAME, tile)?)?;
+                let config = variant.launch_config_with_tile(self.grid, size_of::<T>(), tile)?;
+                (function, config, format!("{variant} {} (T = {tile})", T::NAME))
+            }
+        };
+        self.gpu.check_block(&function, &config, &label)?;
+        Ok(StepLaunch { function, config, label })
+    }
+
+    /// Enqueues one time step with `launch` ([`step_launch`](Self::step_launch)), from the
+    /// buffer holding the last result into the other, which then holds it.
+    pub fn step(&mut self, launch: &StepLaunch) -> Result<()> {
+        let current =
+            self.result.ok_or_else(|| Error::BadArgument("start_steps must come before step".into()))?;
+        let [ping, pong] = &mut self.buffers;
+        let (src, dst) = if current == 0 { (&*ping, &mut *pong) } else { (&*pong, &mut *ping) };
+        let (grid, coeffs) = (ByValue(self.grid), ByValue(self.coeffs));
+        let kernel = (&launch.function, launch.config, launch.label.as_str());
+        launch_pass(self.gpu.stream(), kernel, (src, dst), &grid, &coeffs)?;
+        self.result = Some(1 - current);
+        Ok(())
+    }
+
+    /// The buffer holding the last result (the input, right after
+    /// [`start_steps`](Self::start_steps)), e.g. to exchange halo planes in place.
+    pub fn current_mut(&mut self) -> Result<&mut CudaSlice<T>> {
+        let current =
+            self.result.ok_or_else(|| Error::BadArgument("no stencil has run on this problem yet".into()))?;
+        Ok(&mut self.buffers[current])
+    }
+
+    /// The GPU this problem lives on.
+    pub fn gpu(&self) -> &'g Gpu {
+        self.gpu
     }
 
     /// `steps` time steps of the order-`R` star stencil (`R` = 2: 13 points, 4: 25) with
@@ -309,4 +365,27 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         Ok(Array3::from_shape_vec((nz as usize, ny as usize, nx as usize), host)
             .expect("buffer holds the grid"))
     }
+}
+
+/// One time step's kernel, launch shape and label ([`StencilProblem::step_launch`]).
+pub struct StepLaunch {
+    function: CudaFunction,
+    config: LaunchConfig,
+    label: String,
+}
+
+/// Enqueues one pass of `kernel` (`(function, config, label)`) from `src` to `dst` on `stream`.
+fn launch_pass<T: Element, C: KernelParam>(
+    stream: &Arc<CudaStream>,
+    (function, config, label): (&CudaFunction, LaunchConfig, &str),
+    (src, dst): (&CudaSlice<T>, &mut CudaSlice<T>),
+    grid: &ByValue<Grid3>,
+    coeffs: &ByValue<C>,
+) -> Result<()> {
+    let mut launch = stream.launch_builder(function);
+    launch.arg(src).arg(dst).arg(grid).arg(coeffs);
+    // SAFETY: the entry point takes (input, output, Grid3, C); both buffers hold the grid's
+    // elements; `config` comes from the same constants as the kernel's tile sizes.
+    unsafe { launch.launch(config) }.context(|| format!("launching the {label} kernel"))?;
+    Ok(())
 }

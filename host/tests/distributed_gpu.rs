@@ -1,0 +1,68 @@
+//! The stencil over two GPUs of one process (z-slabs, halo planes over NCCL) against the same
+//! run on one GPU, bit for bit. Ignored without two GPUs and NCCL: run on the 2-GPU machine
+//! with `cargo test -- --include-ignored`.
+
+use gpu_kernels::stencil::Coeffs;
+use host::distributed::SlabRun;
+use host::stencil::{self, StencilVariant};
+use host::{Element, Gpu, random};
+
+fn gpus(count: usize) -> Vec<Gpu> {
+    (0..count).map(|i| Gpu::new(i).expect("these tests need two CUDA GPUs")).collect()
+}
+
+/// Random coefficients in [-1, 1), scaled so `Σ|c| ≤ 1` and many steps stay bounded.
+fn random_coeffs<T: Element>(seed: u64) -> Coeffs<T> {
+    let c = random::random_grid::<f64>((1, 1, 7), seed).unwrap();
+    let total: f64 = c.iter().map(|v| v.abs()).sum();
+    let c: Vec<T> = c.iter().map(|v| T::from_f64(v / total)).collect();
+    Coeffs(c.try_into().unwrap())
+}
+
+fn bitwise_equal_to_one_gpu<T: Element + cudarc::nccl::NcclType>(
+    gpus: &[Gpu],
+    variant: StencilVariant,
+    shape: (usize, usize, usize),
+    steps: usize,
+) {
+    let seed = random::fresh_seed();
+    let input = random::random_grid::<T>(shape, seed).unwrap();
+    let coeffs = random_coeffs::<T>(seed ^ 0x5eed);
+    let single = stencil::run(&gpus[0], variant, input.view(), coeffs, steps).unwrap();
+    let mut run = SlabRun::new(gpus, input.view(), coeffs).unwrap();
+    run.run(variant, steps).unwrap();
+    let multi = run.output().unwrap();
+    assert_eq!(multi.dim(), single.dim());
+    let first =
+        multi.iter().zip(single.iter()).position(|(m, s)| m.to_f64().to_bits() != s.to_f64().to_bits());
+    assert!(
+        first.is_none(),
+        "{variant} {} on {shape:?} over {} GPUs, {steps} steps, seed {seed}: first difference at flat index {first:?}",
+        T::NAME,
+        gpus.len()
+    );
+}
+
+#[test]
+#[ignore = "needs two CUDA GPUs and NCCL"]
+fn two_gpus_equal_one_bit_for_bit() {
+    let gpus = gpus(2);
+    // nz that does not divide evenly; the thinnest split (slabs of 4 and 3 planes); a long run.
+    for shape in [(1001, 67, 129), (7, 20, 33)] {
+        for variant in [StencilVariant::Streaming, StencilVariant::Basic] {
+            bitwise_equal_to_one_gpu::<f32>(&gpus, variant, shape, 100);
+            bitwise_equal_to_one_gpu::<f64>(&gpus, variant, shape, 100);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs two CUDA GPUs and NCCL"]
+fn grids_too_thin_for_the_gpus_are_refused() {
+    let gpus = gpus(2);
+    let input = random::random_grid::<f32>((3, 8, 8), 1).unwrap();
+    let err = SlabRun::new(&gpus, input.view(), stencil::laplacian())
+        .err()
+        .expect("3 planes over 2 GPUs: a slab of 2 planes with its halo");
+    assert!(matches!(err, host::Error::BadShape(_)), "{err}");
+}
