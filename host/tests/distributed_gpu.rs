@@ -66,3 +66,43 @@ fn grids_too_thin_for_the_gpus_are_refused() {
         .expect("3 planes over 2 GPUs: a slab of 2 planes with its halo");
     assert!(matches!(err, host::Error::BadShape(_)), "{err}");
 }
+
+/// One process per GPU, as two threads here (each its own rank, GPU and communicator, NCCL's
+/// id through a file): each rank's slab equals its planes of the one-GPU run.
+#[test]
+#[ignore = "needs two CUDA GPUs and NCCL"]
+fn ranks_joined_through_an_id_file_equal_one_gpu() {
+    use host::distributed::{Ranks, SlabRun, shared_id};
+    let shape = (1001, 67, 129);
+    let seed = random::fresh_seed();
+    let input = random::random_grid::<f64>(shape, seed).unwrap();
+    let coeffs = random_coeffs::<f64>(seed ^ 0x5eed);
+    let single = stencil::run(&gpus(1)[0], StencilVariant::Streaming, input.view(), coeffs, 100).unwrap();
+    let path = std::env::temp_dir().join(format!("nccl-id-{}-{seed}", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    std::thread::scope(|scope| {
+        let ranks: Vec<_> = (0..2)
+            .map(|rank| {
+                let (input, single, path) = (&input, &single, &path);
+                scope.spawn(move || {
+                    let ranks = Ranks { rank, world_size: 2, local_rank: rank };
+                    let gpu = Gpu::new(rank).unwrap();
+                    let id = shared_id(ranks, path, std::time::Duration::from_secs(60)).unwrap();
+                    let mut run = SlabRun::for_rank(&gpu, ranks, id, input.view(), coeffs).unwrap();
+                    run.run(StencilVariant::Streaming, 100).unwrap();
+                    let ours = run.output().unwrap();
+                    let expected = single.slice(ndarray::s![run.planes(), .., ..]);
+                    assert_eq!(ours.dim(), expected.dim(), "rank {rank}");
+                    assert!(
+                        ours.iter().zip(expected.iter()).all(|(m, s)| m.to_bits() == s.to_bits()),
+                        "rank {rank}, seed {seed}: its slab differs from the one-GPU run"
+                    );
+                })
+            })
+            .collect();
+        for rank in ranks {
+            rank.join().unwrap();
+        }
+    });
+    let _ = std::fs::remove_file(&path);
+}

@@ -8,9 +8,11 @@ use std::fs::File;
 use std::io::{BufReader, Seek};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use clap::{Parser, ValueEnum};
 use gpu_kernels::stencil::{Coeffs, Grid3};
+use host::distributed::{Ranks, SlabRun, measure, shared_id};
 use host::gpu::PtxChoice;
 use host::preflight::{self, StencilNeed};
 use host::progress::step;
@@ -102,8 +104,16 @@ struct Args {
     /// one --variant (streaming by default, or one of the book's; seven-point star) with and
     /// without the exchange, and checks the result bit for bit against the same run on GPU 0
     /// (unless --no-verify). Prints JSON with --json.
-    #[arg(long, value_name = "N|all", value_parser = parse_gpus)]
+    ///
+    /// `env`: one process per GPU, as torchrun or an MPI launcher starts them: this process
+    /// computes slab RANK of WORLD_SIZE on GPU LOCAL_RANK (environment variables), joined to the
+    /// others through NCCL's id in the --nccl-id file; each rank checks its own slab.
+    #[arg(long, value_name = "N|all|env", value_parser = parse_gpus)]
     gpus: Option<GpuCount>,
+    /// With --gpus env: the file through which rank 0 passes NCCL's unique id to the other ranks
+    /// (on storage they all see; remove it between runs). Default: $STENCIL_NCCL_ID.
+    #[arg(long, value_name = "FILE")]
+    nccl_id: Option<PathBuf>,
 }
 
 /// `--gpus`: a count, or every GPU the driver sees.
@@ -111,30 +121,23 @@ struct Args {
 enum GpuCount {
     Count(usize),
     All,
+    /// One process per GPU: `RANK`, `WORLD_SIZE`, `LOCAL_RANK` from the environment.
+    Env,
 }
 
 fn parse_gpus(text: &str) -> std::result::Result<GpuCount, String> {
     match text {
         "all" => Ok(GpuCount::All),
+        "env" => Ok(GpuCount::Env),
         _ => match text.parse::<usize>() {
             Ok(n) if n >= 1 => Ok(GpuCount::Count(n)),
-            _ => Err(format!("expected a number of GPUs (1 or more) or `all`, got `{text}`")),
+            _ => Err(format!("expected a number of GPUs (1 or more), `all` or `env`, got `{text}`")),
         },
     }
 }
 
 /// `--gpus`: the seven-point star over several GPUs, one JSON object or a line per element type.
 fn run_gpus(args: &Args, count: GpuCount) -> Result<ExitCode> {
-    let seen = host::gpu::device_count()?;
-    let count = match count {
-        GpuCount::All => seen,
-        GpuCount::Count(n) if n <= seen => n,
-        GpuCount::Count(n) => {
-            return Err(Error::NoDevice(format!(
-                "--gpus {n} was asked for, but the driver sees {seen} GPU(s)"
-            )));
-        }
-    };
     let chosen = if args.variant.0 == StencilVariant::ALL {
         &[StencilVariant::Streaming][..]
     } else {
@@ -153,64 +156,139 @@ fn run_gpus(args: &Args, count: GpuCount) -> Result<ExitCode> {
             "--gpus runs on a random --grid; --input and --output are not supported with it".into(),
         ));
     }
-    let gpus = (0..count).map(|i| Gpu::with_ptx(i, args.ptx)).collect::<Result<Vec<_>>>()?;
-    let seed = args.seed.unwrap_or_else(random::fresh_seed);
+    // This process's GPUs, and its rank among the processes of the run (one process: none).
+    let seen = host::gpu::device_count()?;
+    let (ordinals, ranks) = match count {
+        GpuCount::All => ((0..seen).collect::<Vec<_>>(), None),
+        GpuCount::Count(n) if n <= seen => ((0..n).collect(), None),
+        GpuCount::Count(n) => {
+            return Err(Error::NoDevice(format!(
+                "--gpus {n} was asked for, but the driver sees {seen} GPU(s)"
+            )));
+        }
+        GpuCount::Env => {
+            let ranks = Ranks::from_env()?;
+            (vec![ranks.local_rank], Some(ranks))
+        }
+    };
+    let id = match ranks {
+        // NCCL's id makes one communicator: one run, so one element type.
+        Some(_) if !matches!(args.dtype, Some(DtypeArg::F32 | DtypeArg::F64)) => {
+            return Err(Error::BadArgument(
+                "--gpus env runs one element type: give --dtype f32 or --dtype f64".into(),
+            ));
+        }
+        Some(ranks) => {
+            let from_env = std::env::var_os("STENCIL_NCCL_ID").map(PathBuf::from);
+            let path = args.nccl_id.clone().or(from_env).ok_or_else(|| {
+                Error::BadArgument("--gpus env needs --nccl-id FILE (or STENCIL_NCCL_ID): where rank 0 leaves NCCL's id for the others".into())
+            })?;
+            Some(shared_id(ranks, &path, Duration::from_secs(120))?)
+        }
+        None => None,
+    };
+    let gpus = ordinals.iter().map(|&i| Gpu::with_ptx(i, args.ptx)).collect::<Result<Vec<_>>>()?;
+    let seed = args.seed.unwrap_or(if ranks.is_some() { 1 } else { random::fresh_seed() });
     let Grid3 { nx, ny, nz } = args.grid;
-    let shape = (nz as usize, ny as usize, nx as usize);
-    let values = coefficients(args);
-    let (steps, repeat) = (args.steps as usize, args.repeat as usize);
+    let job = Job {
+        variant,
+        shape: (nz as usize, ny as usize, nx as usize),
+        seed,
+        values: coefficients(args),
+        steps: args.steps as usize,
+        repeat: args.repeat as usize,
+    };
     let mut rows = Vec::new();
-    fn one<T: Element + cudarc::nccl::NcclType>(
-        gpus: &[Gpu],
-        args: &Args,
-        (variant, shape, seed, values): (StencilVariant, (usize, usize, usize), u64, &[f64]),
-        (steps, repeat): (usize, usize),
-    ) -> Result<serde_json::Value> {
-        let input = step(&format!("generating the {} input", T::NAME), args.json, || {
-            random::random_grid::<T>(shape, seed)
-        })?;
-        let coeffs = Coeffs(core::array::from_fn(|i| T::from_f64(*values.get(i).unwrap_or(&0.0))));
-        let row = host::distributed::measure(
-            gpus,
-            variant,
-            input.view(),
-            coeffs,
-            (steps, repeat),
-            !args.no_verify,
-        )?;
-        let points = input.len() as f64;
-        Ok(json!({
-            "dtype": T::NAME, "gpus": row.gpus, "variant": variant.name(), "ms_per_step": row.ms_per_step,
-            "compute_ms_per_step": row.compute_ms_per_step,
-            "exposed_exchange_ms_per_step": row.ms_per_step - row.compute_ms_per_step,
-            "gpoints_per_s": points / row.ms_per_step / 1e6,
-            "status": match row.bitwise_equal { Some(true) => "OK", Some(false) => "FAIL", None => "-" },
-        }))
-    }
-    let run = (variant, shape, seed, values.as_slice());
     if matches!(args.dtype, Some(DtypeArg::F32) | Some(DtypeArg::All) | None) {
-        rows.push(one::<f32>(&gpus, args, run, (steps, repeat))?);
+        rows.push(run_slabs::<f32>(&gpus, ranks, id, args, &job)?);
     }
     if matches!(args.dtype, Some(DtypeArg::F64) | Some(DtypeArg::All) | None) {
-        rows.push(one::<f64>(&gpus, args, run, (steps, repeat))?);
+        rows.push(run_slabs::<f64>(&gpus, ranks, id, args, &job)?);
     }
+    let world = ranks.map_or(gpus.len(), |r| r.world_size);
     let report = json!({
-        "gpu": gpus[0].info.name, "gpus": count, "grid": { "nz": nz, "ny": ny, "nx": nx },
-        "steps": steps, "repeat": repeat, "seed": seed, "rows": rows,
+        "gpu": gpus[0].info.name, "gpus": world, "rank": ranks.map(|r| r.rank),
+        "grid": { "nz": nz, "ny": ny, "nx": nx }, "steps": job.steps, "repeat": job.repeat, "seed": seed, "rows": rows,
     });
     if args.json {
         println!("{}", serde_json::to_string_pretty(&report).expect("JSON of plain values"));
     } else {
+        let rank = ranks.map_or(String::new(), |r| format!(", rank {} of {}", r.rank, r.world_size));
         println!(
-            "{} × {count}, grid {nz}x{ny}x{nx} split along z, {steps} step(s), median of {repeat}, seed {seed}",
-            gpus[0].info.name
+            "{} × {world}{rank}, grid {nz}x{ny}x{nx} split along z, {} step(s), median of {}, seed {seed}",
+            gpus[0].info.name, job.steps, job.repeat
         );
-        for row in &rows {
-            println!("{row}");
+        let mut table = Table::new(vec![
+            "dtype",
+            "GPUs",
+            "variant",
+            "ms/step",
+            "compute ms/step",
+            "exposed exchange",
+            "Gpoints/s",
+            "check",
+        ]);
+        for r in &rows {
+            let f = |key: &str, digits: usize| format!("{:.*}", digits, r[key].as_f64().unwrap_or(f64::NAN));
+            table.push(vec![
+                r["dtype"].as_str().unwrap_or("").into(),
+                r["gpus"].to_string(),
+                r["variant"].as_str().unwrap_or("").into(),
+                f("ms_per_step", 4),
+                f("compute_ms_per_step", 4),
+                f("exposed_exchange_ms_per_step", 4),
+                f("gpoints_per_s", 1),
+                r["status"].as_str().unwrap_or("").into(),
+            ]);
         }
+        print!("{}", table.render());
     }
     let failed = rows.iter().any(|r| r["status"] == "FAIL");
     Ok(if failed { ExitCode::FAILURE } else { ExitCode::SUCCESS })
+}
+
+/// What `--gpus` runs, for each element type.
+struct Job {
+    variant: StencilVariant,
+    shape: (usize, usize, usize),
+    seed: u64,
+    values: Vec<f64>,
+    steps: usize,
+    repeat: usize,
+}
+
+/// One `--gpus` row: the slab run of `T` over `gpus` (or this rank's slab, with NCCL's `id`),
+/// timed and checked against the run on this process's first GPU.
+fn run_slabs<T: Element + cudarc::nccl::NcclType>(
+    gpus: &[Gpu],
+    ranks: Option<Ranks>,
+    id: Option<cudarc::nccl::Id>,
+    args: &Args,
+    job: &Job,
+) -> Result<serde_json::Value> {
+    let input = step(&format!("generating the {} input", T::NAME), args.json, || {
+        random::random_grid::<T>(job.shape, job.seed)
+    })?;
+    let coeffs = Coeffs(core::array::from_fn(|i| T::from_f64(*job.values.get(i).unwrap_or(&0.0))));
+    let mut run = match (ranks, id) {
+        (Some(ranks), Some(id)) => SlabRun::for_rank(&gpus[0], ranks, id, input.view(), coeffs)?,
+        _ => SlabRun::new(gpus, input.view(), coeffs)?,
+    };
+    let row = measure(
+        &mut run,
+        &gpus[0],
+        job.variant,
+        (input.view(), coeffs),
+        (job.steps, job.repeat),
+        !args.no_verify,
+    )?;
+    Ok(json!({
+        "dtype": T::NAME, "gpus": row.gpus, "variant": job.variant.name(), "ms_per_step": row.ms_per_step,
+        "compute_ms_per_step": row.compute_ms_per_step,
+        "exposed_exchange_ms_per_step": row.ms_per_step - row.compute_ms_per_step,
+        "gpoints_per_s": input.len() as f64 / row.ms_per_step / 1e6,
+        "status": match row.bitwise_equal { Some(true) => "OK", Some(false) => "FAIL", None => "-" },
+    }))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -683,9 +761,10 @@ mod tests {
         assert_eq!(parse(&[]).unwrap().gpus, None);
         assert_eq!(parse(&["--gpus", "2"]).unwrap().gpus, Some(GpuCount::Count(2)));
         assert_eq!(parse(&["--gpus", "all"]).unwrap().gpus, Some(GpuCount::All));
+        assert_eq!(parse(&["--gpus", "env", "--nccl-id", "/tmp/id"]).unwrap().gpus, Some(GpuCount::Env));
         for bad in ["0", "two", "1.5"] {
             let err = parse(&["--gpus", bad]).unwrap_err().to_string();
-            assert!(err.contains("expected a number of GPUs (1 or more) or `all`"), "{bad}: {err}");
+            assert!(err.contains("expected a number of GPUs (1 or more), `all` or `env`"), "{bad}: {err}");
         }
     }
 

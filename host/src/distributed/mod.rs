@@ -2,17 +2,21 @@
 //! with halo planes, and the halo planes exchanged over NCCL after every step, so that the
 //! result over any number of GPUs is bitwise equal to the single-GPU run.
 //!
-//! One process drives every GPU here ([`SlabRun`]): NCCL's communicators for all of them are
-//! made at once, and each step's sends and receives go out as one NCCL group. NCCL is loaded
-//! at run time, like the driver; without it, [`SlabRun::new`] fails with [`Error::NoNccl`]
-//! and everything single-GPU still works.
+//! Two ways to launch ([`SlabRun`]): one process drives every GPU of the node
+//! ([`SlabRun::new`]: NCCL's communicators for all of them made at once), or one process per
+//! GPU ([`SlabRun::for_rank`], with the rank, world size and local GPU that `torchrun` or an
+//! MPI launcher sets, [`Ranks::from_env`], and NCCL's unique id passed through a file,
+//! [`shared_id`]), the shape that also runs across nodes. Either way each step's sends and
+//! receives go out as one NCCL group. NCCL is loaded at run time, like the driver; without it
+//! both fail with [`Error::NoNccl`] and everything single-GPU still works.
 
 pub mod slab;
 
 use std::ops::Range;
-use std::time::Instant;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
-use cudarc::nccl::{Comm, NcclType, group_end, group_start};
+use cudarc::nccl::{Comm, Id, NcclType, group_end, group_start};
 use gpu_kernels::stencil::Coeffs;
 use ndarray::{Array3, ArrayView3, Axis, s};
 
@@ -27,32 +31,129 @@ pub fn check_nccl() -> Result<()> {
     if unsafe { cudarc::nccl::sys::is_culib_present() } { Ok(()) } else { Err(Error::NoNccl) }
 }
 
+/// The slabs of `input` over `parts` GPUs, and the points of one plane.
+fn split<T: Element>(input: ArrayView3<T>, parts: usize) -> Result<(Vec<Slab>, usize)> {
+    let (nz, ny, nx) = input.dim();
+    grid_of(nz, ny, nx)?;
+    Ok((split_z(nz, parts, 1)?, nx * ny))
+}
+
+/// Where this process stands among the processes of a run, one per GPU.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Ranks {
+    /// This process's rank, `0..world_size`: which slab it computes.
+    pub rank: usize,
+    pub world_size: usize,
+    /// Which GPU of its node it drives.
+    pub local_rank: usize,
+}
+
+impl Ranks {
+    /// From `RANK`, `WORLD_SIZE` and `LOCAL_RANK` (as `torchrun` sets them; `LOCAL_RANK`
+    /// defaults to `RANK`), read through `var`; a missing or bad one is named in the error.
+    pub fn from_vars(var: impl Fn(&str) -> Option<String>) -> Result<Self> {
+        let read = |name: &str| -> Result<Option<usize>> {
+            var(name)
+                .map(|text| {
+                    text.trim().parse::<usize>().map_err(|_| {
+                        Error::BadArgument(format!("{name}={text:?} is not a non-negative whole number"))
+                    })
+                })
+                .transpose()
+        };
+        let missing = |name: &str| {
+            Error::BadArgument(format!(
+                "{name} is not set: one process per GPU reads RANK, WORLD_SIZE and LOCAL_RANK, as torchrun and MPI launchers set them"
+            ))
+        };
+        let rank = read("RANK")?.ok_or_else(|| missing("RANK"))?;
+        let world_size = read("WORLD_SIZE")?.ok_or_else(|| missing("WORLD_SIZE"))?;
+        let local_rank = read("LOCAL_RANK")?.unwrap_or(rank);
+        if rank >= world_size {
+            return Err(Error::BadArgument(format!("RANK={rank} is not below WORLD_SIZE={world_size}")));
+        }
+        Ok(Self { rank, world_size, local_rank })
+    }
+
+    /// [`from_vars`](Self::from_vars) on this process's environment.
+    pub fn from_env() -> Result<Self> {
+        Self::from_vars(|name| std::env::var(name).ok())
+    }
+}
+
+/// NCCL's unique id of a run, the same on every rank: rank 0 makes it and writes it to `path`
+/// (whole, by a rename), the others wait up to `wait` for the file and read it. The file must
+/// be on storage every rank sees, and not left from an earlier run.
+pub fn shared_id(ranks: Ranks, path: &Path, wait: Duration) -> Result<Id> {
+    check_nccl()?;
+    let io = |what: String| move |e: std::io::Error| Error::BadArgument(format!("{what}: {e}"));
+    if ranks.rank == 0 {
+        let id = Id::new().map_err(nccl_error("making NCCL's unique id"))?;
+        let bytes: Vec<u8> = id.internal().iter().map(|&c| c as u8).collect();
+        let partial = path.with_extension("partial");
+        std::fs::write(&partial, &bytes)
+            .map_err(io(format!("writing NCCL's id to {}", partial.display())))?;
+        std::fs::rename(&partial, path).map_err(io(format!("moving NCCL's id to {}", path.display())))?;
+        return Ok(id);
+    }
+    let started = Instant::now();
+    loop {
+        match std::fs::read(path) {
+            Ok(bytes) if bytes.len() == 128 => {
+                let internal = core::array::from_fn(|i| bytes[i] as core::ffi::c_char);
+                return Ok(Id::uninit(internal));
+            }
+            Ok(bytes) => {
+                return Err(Error::BadArgument(format!(
+                    "{} holds {} bytes, not NCCL's 128-byte id",
+                    path.display(),
+                    bytes.len()
+                )));
+            }
+            Err(_) if started.elapsed() < wait => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => {
+                return Err(Error::BadArgument(format!(
+                    "rank {} waited {:?} for rank 0 to write NCCL's id to {}: {e}",
+                    ranks.rank,
+                    wait,
+                    path.display()
+                )));
+            }
+        }
+    }
+}
+
 /// An NCCL failure while doing `what`.
 fn nccl_error(what: &str) -> impl FnOnce(cudarc::nccl::result::NcclError) -> Error + '_ {
     move |code| Error::Nccl { what: what.into(), code: format!("{code:?}") }
 }
 
-/// A seven-point stencil over several GPUs of this process, one z-slab each (halo of one
-/// plane), with the halo planes exchanged over NCCL after every step.
+/// A seven-point stencil over GPUs, one z-slab each (halo of one plane), with the halo planes
+/// exchanged over NCCL after every step. This process drives the slabs of `parts`: all of them,
+/// or its own rank's.
 pub struct SlabRun<'g, T: Element> {
     slabs: Vec<Slab>,
-    problems: Vec<StencilProblem<'g, T>>,
-    comms: Vec<Comm>,
+    parts: Vec<Part<'g, T>>,
     /// Points in one z plane (`nx × ny`).
     plane: usize,
 }
 
+/// One slab driven by this process: its rank, problem and communicator.
+struct Part<'g, T: Element> {
+    rank: usize,
+    problem: StencilProblem<'g, T>,
+    comm: Comm,
+}
+
 impl<'g, T: Element + NcclType> SlabRun<'g, T> {
-    /// Splits `input` (shape `(nz, ny, nx)`) over `gpus`, in order, and uploads each slab with
-    /// its halo planes.
+    /// Splits `input` (shape `(nz, ny, nx)`) over `gpus`, in order, all driven by this process,
+    /// and uploads each slab with its halo planes.
     pub fn new(gpus: &'g [Gpu], input: ArrayView3<T>, coeffs: Coeffs<T>) -> Result<Self> {
         if gpus.is_empty() {
             return Err(Error::BadArgument("a run over GPUs needs at least one GPU".into()));
         }
         check_nccl()?;
-        let (nz, ny, nx) = input.dim();
-        grid_of(nz, ny, nx)?;
-        let slabs = split_z(nz, gpus.len(), 1)?;
+        let (slabs, plane) = split(input, gpus.len())?;
         let problems = slabs
             .iter()
             .zip(gpus)
@@ -60,10 +161,34 @@ impl<'g, T: Element + NcclType> SlabRun<'g, T> {
             .collect::<Result<Vec<_>>>()?;
         let streams = gpus.iter().map(|gpu| gpu.stream().clone()).collect();
         let comms = Comm::from_devices(streams).map_err(nccl_error("creating the NCCL communicators"))?;
-        Ok(Self { slabs, problems, comms, plane: nx * ny })
+        let parts = problems.into_iter().zip(comms).enumerate().map(|(rank, (problem, comm))| Part {
+            rank,
+            problem,
+            comm,
+        });
+        Ok(Self { slabs, parts: parts.collect(), plane })
     }
 
-    /// The slabs, one per GPU.
+    /// This process's slab of `input` (the whole grid, the same on every rank) on `gpu`, as
+    /// rank `ranks.rank` of `ranks.world_size`, joined to the other ranks through NCCL's unique
+    /// `id` (the same on every rank, [`shared_id`]). Every rank must call this.
+    pub fn for_rank(
+        gpu: &'g Gpu,
+        ranks: Ranks,
+        id: Id,
+        input: ArrayView3<T>,
+        coeffs: Coeffs<T>,
+    ) -> Result<Self> {
+        check_nccl()?;
+        let (slabs, plane) = split(input, ranks.world_size)?;
+        let slab = slabs[ranks.rank];
+        let problem = StencilProblem::new(gpu, input.slice(s![slab.local_planes(), .., ..]), coeffs)?;
+        let comm = Comm::from_rank(gpu.stream().clone(), ranks.rank, ranks.world_size, id)
+            .map_err(nccl_error("joining the NCCL communicator"))?;
+        Ok(Self { slabs, parts: vec![Part { rank: ranks.rank, problem, comm }], plane })
+    }
+
+    /// The slabs, one per GPU (every rank's).
     pub fn slabs(&self) -> &[Slab] {
         &self.slabs
     }
@@ -82,15 +207,16 @@ impl<'g, T: Element + NcclType> SlabRun<'g, T> {
         if steps == 0 {
             return Err(Error::BadArgument("the number of time steps must be at least 1".into()));
         }
-        let launches = self.problems.iter().map(|p| p.step_launch(variant)).collect::<Result<Vec<_>>>()?;
-        for problem in &mut self.problems {
-            problem.start_steps()?;
+        let launches =
+            self.parts.iter().map(|p| p.problem.step_launch(variant)).collect::<Result<Vec<_>>>()?;
+        for part in &mut self.parts {
+            part.problem.start_steps()?;
         }
         self.synchronize()?;
         let started = Instant::now();
         for _ in 0..steps {
-            for (problem, launch) in self.problems.iter_mut().zip(&launches) {
-                problem.step(launch)?;
+            for (part, launch) in self.parts.iter_mut().zip(&launches) {
+                part.problem.step(launch)?;
             }
             if exchange {
                 self.exchange_halos()?;
@@ -107,9 +233,8 @@ impl<'g, T: Element + NcclType> SlabRun<'g, T> {
         let points = |planes: Range<usize>| planes.start * plane..planes.end * plane;
         group_start().map_err(nccl_error("starting the halo exchange"))?;
         let mut exchange = || -> Result<()> {
-            for (rank, ((slab, comm), problem)) in
-                self.slabs.iter().zip(&self.comms).zip(&mut self.problems).enumerate()
-            {
+            for Part { rank, problem, comm } in &mut self.parts {
+                let (rank, slab) = (*rank, self.slabs[*rank]);
                 let buffer = problem.current_mut()?;
                 for (send, receive, peer) in [
                     (slab.send_below(), slab.receive_below(), rank.wrapping_sub(1)),
@@ -134,16 +259,26 @@ impl<'g, T: Element + NcclType> SlabRun<'g, T> {
     }
 
     fn synchronize(&self) -> Result<()> {
-        self.problems.iter().try_for_each(|p| p.gpu().synchronize())
+        self.parts.iter().try_for_each(|p| p.problem.gpu().synchronize())
     }
 
-    /// The result of the last [`run`](Self::run), shaped `(nz, ny, nx)`: each GPU's owned planes.
+    /// The global planes this process's result covers: the whole grid when it drives every
+    /// slab, its rank's owned planes otherwise.
+    pub fn planes(&self) -> Range<usize> {
+        let (first, last) = (self.parts[0].rank, self.parts[self.parts.len() - 1].rank);
+        self.slabs[first].start..self.slabs[last].end
+    }
+
+    /// The result of the last [`run`](Self::run) on [`planes`](Self::planes), shaped
+    /// `(planes, ny, nx)`: the owned planes of each slab this process drives.
     pub fn output(&self) -> Result<Array3<T>> {
         let parts = self
-            .slabs
+            .parts
             .iter()
-            .zip(&self.problems)
-            .map(|(slab, problem)| Ok(problem.output()?.slice_move(s![slab.owned_local(), .., ..])))
+            .map(|part| {
+                let slab = self.slabs[part.rank];
+                Ok(part.problem.output()?.slice_move(s![slab.owned_local(), .., ..]))
+            })
             .collect::<Result<Vec<_>>>()?;
         let views: Vec<_> = parts.iter().map(|p| p.view()).collect();
         Ok(ndarray::concatenate(Axis(0), &views).expect("slabs share ny and nx"))
@@ -162,18 +297,17 @@ pub struct ScalingRow {
     pub bitwise_equal: Option<bool>,
 }
 
-/// Times `steps` steps of `variant` over `gpus` (median of `repeat` runs after a warm-up, with
-/// and without the exchange) and, if `verify`, compares the result bit for bit with the run on
-/// the first GPU alone.
+/// Times `steps` steps of `variant` of `run` (median of `repeat` runs after a warm-up, with and
+/// without the exchange) and, if `verify`, compares its result bit for bit with the same run of
+/// the whole `input` on `reference` alone.
 pub fn measure<T: Element + NcclType>(
-    gpus: &[Gpu],
+    run: &mut SlabRun<'_, T>,
+    reference: &Gpu,
     variant: StencilVariant,
-    input: ArrayView3<T>,
-    coeffs: Coeffs<T>,
+    (input, coeffs): (ArrayView3<T>, Coeffs<T>),
     (steps, repeat): (usize, usize),
     verify: bool,
 ) -> Result<ScalingRow> {
-    let mut run = SlabRun::new(gpus, input, coeffs)?;
     let mut median = |exchange: bool| -> Result<f64> {
         run.run_with(variant, steps, exchange)?;
         let mut times =
@@ -184,12 +318,45 @@ pub fn measure<T: Element + NcclType>(
     let compute_ms_per_step = median(false)?;
     let ms_per_step = median(true)?;
     let bitwise_equal = if verify {
-        let multi = run.output()?;
-        drop(run);
-        let single = crate::stencil::run(&gpus[0], variant, input, coeffs, steps)?;
-        Some(multi.iter().zip(single.iter()).all(|(m, s)| m.to_f64().to_bits() == s.to_f64().to_bits()))
+        let ours = run.output()?;
+        let single = crate::stencil::run(reference, variant, input, coeffs, steps)?;
+        let single = single.slice(s![run.planes(), .., ..]);
+        Some(ours.iter().zip(single.iter()).all(|(m, s)| m.to_f64().to_bits() == s.to_f64().to_bits()))
     } else {
         None
     };
-    Ok(ScalingRow { gpus: gpus.len(), ms_per_step, compute_ms_per_step, bitwise_equal })
+    Ok(ScalingRow { gpus: run.slabs.len(), ms_per_step, compute_ms_per_step, bitwise_equal })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<String> + 'a {
+        move |name| pairs.iter().find(|(n, _)| *n == name).map(|(_, v)| v.to_string())
+    }
+
+    #[test]
+    fn ranks_come_from_the_launchers_variables() {
+        let ranks =
+            Ranks::from_vars(vars(&[("RANK", "1"), ("WORLD_SIZE", "2"), ("LOCAL_RANK", "0")])).unwrap();
+        assert_eq!(ranks, Ranks { rank: 1, world_size: 2, local_rank: 0 });
+        let defaulted = Ranks::from_vars(vars(&[("RANK", "3"), ("WORLD_SIZE", "4")])).unwrap();
+        assert_eq!(defaulted.local_rank, 3, "LOCAL_RANK defaults to RANK");
+        let err = |pairs| Ranks::from_vars(vars(pairs)).unwrap_err().to_string();
+        assert!(err(&[("WORLD_SIZE", "2")]).contains("RANK is not set"));
+        assert!(err(&[("RANK", "0")]).contains("WORLD_SIZE is not set"));
+        assert!(
+            err(&[("RANK", "x"), ("WORLD_SIZE", "2")])
+                .contains("RANK=\"x\" is not a non-negative whole number")
+        );
+        assert!(err(&[("RANK", "2"), ("WORLD_SIZE", "2")]).contains("RANK=2 is not below WORLD_SIZE=2"));
+    }
+
+    #[test]
+    fn missing_nccl_says_how_to_install_it() {
+        let message = Error::NoNccl.to_string();
+        assert!(message.contains("libnccl.so.2") && message.contains("install NCCL"), "{message}");
+        assert!(message.contains("single-GPU runs do not need it"), "{message}");
+    }
 }
