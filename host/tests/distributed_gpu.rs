@@ -58,7 +58,7 @@ fn two_gpus_equal_one_bit_for_bit() {
 
 #[test]
 #[ignore = "needs two CUDA GPUs and NCCL"]
-fn grids_too_thin_for_the_gpus_are_refused() {
+fn two_gpus_refuse_a_grid_too_thin_for_them() {
     let gpus = gpus(2);
     let input = random::random_grid::<f32>((3, 8, 8), 1).unwrap();
     let err = SlabRun::new(&gpus, input.view(), stencil::laplacian())
@@ -71,7 +71,7 @@ fn grids_too_thin_for_the_gpus_are_refused() {
 /// id through a file): each rank's slab equals its planes of the one-GPU run.
 #[test]
 #[ignore = "needs two CUDA GPUs and NCCL"]
-fn ranks_joined_through_an_id_file_equal_one_gpu() {
+fn two_gpus_as_ranks_joined_through_an_id_file_equal_one_gpu() {
     use host::distributed::{Ranks, SlabRun, shared_id};
     let shape = (1001, 67, 129);
     let seed = random::fresh_seed();
