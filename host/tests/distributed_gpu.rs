@@ -23,13 +23,13 @@ fn bitwise_equal_to_one_gpu<T: Element + cudarc::nccl::NcclType>(
     gpus: &[Gpu],
     variant: StencilVariant,
     shape: (usize, usize, usize),
-    steps: usize,
+    (steps, halo): (usize, usize),
 ) {
     let seed = random::fresh_seed();
     let input = random::random_grid::<T>(shape, seed).unwrap();
     let coeffs = random_coeffs::<T>(seed ^ 0x5eed);
     let single = stencil::run(&gpus[0], variant, input.view(), coeffs, steps).unwrap();
-    let mut run = SlabRun::new(gpus, input.view(), coeffs).unwrap();
+    let mut run = SlabRun::new(gpus, input.view(), coeffs, halo).unwrap();
     run.run(variant, steps).unwrap();
     let multi = run.output().unwrap();
     assert_eq!(multi.dim(), single.dim());
@@ -37,7 +37,7 @@ fn bitwise_equal_to_one_gpu<T: Element + cudarc::nccl::NcclType>(
         multi.iter().zip(single.iter()).position(|(m, s)| m.to_f64().to_bits() != s.to_f64().to_bits());
     assert!(
         first.is_none(),
-        "{variant} {} on {shape:?} over {} GPUs, {steps} steps, seed {seed}: first difference at flat index {first:?}",
+        "{variant} {} on {shape:?} over {} GPUs, {steps} steps, halo {halo}, seed {seed}: first difference at flat index {first:?}",
         T::NAME,
         gpus.len()
     );
@@ -47,11 +47,14 @@ fn bitwise_equal_to_one_gpu<T: Element + cudarc::nccl::NcclType>(
 #[ignore = "needs two CUDA GPUs and NCCL"]
 fn two_gpus_equal_one_bit_for_bit() {
     let gpus = gpus(2);
-    // nz that does not divide evenly; the thinnest split (slabs of 4 and 3 planes); a long run.
+    // nz that does not divide evenly; the thinnest split (slabs of 4 and 3 planes); a long run;
+    // halos of 1 to 3 planes (exchanges every 1 to 3 steps; 100 steps are no multiple of 3).
     for shape in [(1001, 67, 129), (7, 20, 33)] {
         for variant in [StencilVariant::Streaming, StencilVariant::Basic] {
-            bitwise_equal_to_one_gpu::<f32>(&gpus, variant, shape, 100);
-            bitwise_equal_to_one_gpu::<f64>(&gpus, variant, shape, 100);
+            for halo in 1..=3 {
+                bitwise_equal_to_one_gpu::<f32>(&gpus, variant, shape, (100, halo));
+                bitwise_equal_to_one_gpu::<f64>(&gpus, variant, shape, (100, halo));
+            }
         }
     }
 }
@@ -61,7 +64,7 @@ fn two_gpus_equal_one_bit_for_bit() {
 fn two_gpus_refuse_a_grid_too_thin_for_them() {
     let gpus = gpus(2);
     let input = random::random_grid::<f32>((3, 8, 8), 1).unwrap();
-    let err = SlabRun::new(&gpus, input.view(), stencil::laplacian())
+    let err = SlabRun::new(&gpus, input.view(), stencil::laplacian(), 1)
         .err()
         .expect("3 planes over 2 GPUs: a slab of 2 planes with its halo");
     assert!(matches!(err, host::Error::BadShape(_)), "{err}");
@@ -88,7 +91,8 @@ fn two_gpus_as_ranks_joined_through_an_id_file_equal_one_gpu() {
                     let ranks = Ranks { rank, world_size: 2, local_rank: rank };
                     let gpu = Gpu::new(rank).unwrap();
                     let id = shared_id(ranks, path, std::time::Duration::from_secs(60)).unwrap();
-                    let mut run = SlabRun::for_rank(&gpu, ranks, id, input.view(), coeffs).unwrap();
+                    let halo = host::distributed::DEFAULT_HALO;
+                    let mut run = SlabRun::for_rank(&gpu, ranks, id, input.view(), coeffs, halo).unwrap();
                     run.run(StencilVariant::Streaming, 100).unwrap();
                     let ours = run.output().unwrap();
                     let expected = single.slice(ndarray::s![run.planes(), .., ..]);

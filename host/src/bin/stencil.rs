@@ -114,6 +114,10 @@ struct Args {
     /// (on storage they all see; remove it between runs). Default: $STENCIL_NCCL_ID.
     #[arg(long, value_name = "FILE")]
     nccl_id: Option<PathBuf>,
+    /// With --gpus: halo planes on each inner side of a slab, and steps between exchanges (a
+    /// deeper halo means fewer exchanges for a little redundant work; the result is the same).
+    #[arg(long, default_value_t = host::distributed::DEFAULT_HALO as u32, value_parser = clap::value_parser!(u32).range(1..))]
+    halo: u32,
 }
 
 /// `--gpus`: a count, or every GPU the driver sees.
@@ -271,8 +275,10 @@ fn run_slabs<T: Element + cudarc::nccl::NcclType>(
     })?;
     let coeffs = Coeffs(core::array::from_fn(|i| T::from_f64(*job.values.get(i).unwrap_or(&0.0))));
     let mut run = match (ranks, id) {
-        (Some(ranks), Some(id)) => SlabRun::for_rank(&gpus[0], ranks, id, input.view(), coeffs)?,
-        _ => SlabRun::new(gpus, input.view(), coeffs)?,
+        (Some(ranks), Some(id)) => {
+            SlabRun::for_rank(&gpus[0], ranks, id, input.view(), coeffs, args.halo as usize)?
+        }
+        _ => SlabRun::new(gpus, input.view(), coeffs, args.halo as usize)?,
     };
     let row = measure(
         &mut run,
@@ -283,7 +289,7 @@ fn run_slabs<T: Element + cudarc::nccl::NcclType>(
         !args.no_verify,
     )?;
     Ok(json!({
-        "dtype": T::NAME, "gpus": row.gpus, "variant": job.variant.name(), "ms_per_step": row.ms_per_step,
+        "dtype": T::NAME, "gpus": row.gpus, "halo": args.halo, "variant": job.variant.name(), "ms_per_step": row.ms_per_step,
         "compute_ms_per_step": row.compute_ms_per_step,
         "exposed_exchange_ms_per_step": row.ms_per_step - row.compute_ms_per_step,
         "gpoints_per_s": input.len() as f64 / row.ms_per_step / 1e6,
@@ -762,6 +768,9 @@ mod tests {
         assert_eq!(parse(&["--gpus", "2"]).unwrap().gpus, Some(GpuCount::Count(2)));
         assert_eq!(parse(&["--gpus", "all"]).unwrap().gpus, Some(GpuCount::All));
         assert_eq!(parse(&["--gpus", "env", "--nccl-id", "/tmp/id"]).unwrap().gpus, Some(GpuCount::Env));
+        assert_eq!(parse(&[]).unwrap().halo as usize, host::distributed::DEFAULT_HALO);
+        assert_eq!(parse(&["--gpus", "2", "--halo", "4"]).unwrap().halo, 4);
+        assert!(parse(&["--gpus", "2", "--halo", "0"]).is_err(), "a halo of at least one plane");
         for bad in ["0", "two", "1.5"] {
             let err = parse(&["--gpus", bad]).unwrap_err().to_string();
             assert!(err.contains("expected a number of GPUs (1 or more), `all` or `env`"), "{bad}: {err}");

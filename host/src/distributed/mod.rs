@@ -2,6 +2,8 @@
 //! with halo planes, and the halo planes exchanged over NCCL after every step, so that the
 //! result over any number of GPUs is bitwise equal to the single-GPU run.
 //!
+//! With halos of `H` planes, the exchange happens every `H` steps ([`DEFAULT_HALO`]).
+//!
 //! Two ways to launch ([`SlabRun`]): one process drives every GPU of the node
 //! ([`SlabRun::new`]: NCCL's communicators for all of them made at once), or one process per
 //! GPU ([`SlabRun::for_rank`], with the rank, world size and local GPU that `torchrun` or an
@@ -32,10 +34,10 @@ pub fn check_nccl() -> Result<()> {
 }
 
 /// The slabs of `input` over `parts` GPUs, and the points of one plane.
-fn split<T: Element>(input: ArrayView3<T>, parts: usize) -> Result<(Vec<Slab>, usize)> {
+fn split<T: Element>(input: ArrayView3<T>, parts: usize, halo: usize) -> Result<(Vec<Slab>, usize)> {
     let (nz, ny, nx) = input.dim();
     grid_of(nz, ny, nx)?;
-    Ok((split_z(nz, parts, 1)?, nx * ny))
+    Ok((split_z(nz, parts, halo)?, nx * ny))
 }
 
 /// Where this process stands among the processes of a run, one per GPU.
@@ -136,7 +138,17 @@ pub struct SlabRun<'g, T: Element> {
     parts: Vec<Part<'g, T>>,
     /// Points in one z plane (`nx × ny`).
     plane: usize,
+    /// Halo planes on each inner side of a slab, and steps between exchanges.
+    halo: usize,
 }
+
+/// The default depth of the halos and steps between exchanges: after an exchange, the `d`-th
+/// halo plane from the outside stays exact for `d − 1` steps (the kernel leaves the outermost as
+/// it was, and each step the error moves one plane in), so with halos of `H` planes exchanged
+/// every `H` steps every owned plane stays exact (bitwise as on one GPU). The exchange costs mostly
+/// latency (two planes take about as long as one), so `H` = 2 halves it for 2 redundant planes
+/// a step per slab (chosen by a measured sweep of 1, 2 and 4 on two H200s, docs/stencil-h200.md).
+pub const DEFAULT_HALO: usize = 2;
 
 /// One slab driven by this process: its rank, problem and communicator.
 struct Part<'g, T: Element> {
@@ -147,13 +159,15 @@ struct Part<'g, T: Element> {
 
 impl<'g, T: Element + NcclType> SlabRun<'g, T> {
     /// Splits `input` (shape `(nz, ny, nx)`) over `gpus`, in order, all driven by this process,
-    /// and uploads each slab with its halo planes.
-    pub fn new(gpus: &'g [Gpu], input: ArrayView3<T>, coeffs: Coeffs<T>) -> Result<Self> {
+    /// and uploads each slab with `halo` halo planes on each inner side: the halos are exchanged
+    /// every `halo` steps ([`DEFAULT_HALO`]: fewer, larger exchanges, for a little redundant
+    /// work on the halo planes).
+    pub fn new(gpus: &'g [Gpu], input: ArrayView3<T>, coeffs: Coeffs<T>, halo: usize) -> Result<Self> {
         if gpus.is_empty() {
             return Err(Error::BadArgument("a run over GPUs needs at least one GPU".into()));
         }
         check_nccl()?;
-        let (slabs, plane) = split(input, gpus.len())?;
+        let (slabs, plane) = split(input, gpus.len(), halo)?;
         let problems = slabs
             .iter()
             .zip(gpus)
@@ -166,26 +180,28 @@ impl<'g, T: Element + NcclType> SlabRun<'g, T> {
             problem,
             comm,
         });
-        Ok(Self { slabs, parts: parts.collect(), plane })
+        Ok(Self { slabs, parts: parts.collect(), plane, halo })
     }
 
     /// This process's slab of `input` (the whole grid, the same on every rank) on `gpu`, as
     /// rank `ranks.rank` of `ranks.world_size`, joined to the other ranks through NCCL's unique
-    /// `id` (the same on every rank, [`shared_id`]). Every rank must call this.
+    /// `id` (the same on every rank, [`shared_id`]), with `halo` planes of halo as
+    /// [`new`](Self::new). Every rank must call this, with the same `halo`.
     pub fn for_rank(
         gpu: &'g Gpu,
         ranks: Ranks,
         id: Id,
         input: ArrayView3<T>,
         coeffs: Coeffs<T>,
+        halo: usize,
     ) -> Result<Self> {
         check_nccl()?;
-        let (slabs, plane) = split(input, ranks.world_size)?;
+        let (slabs, plane) = split(input, ranks.world_size, halo)?;
         let slab = slabs[ranks.rank];
         let problem = StencilProblem::new(gpu, input.slice(s![slab.local_planes(), .., ..]), coeffs)?;
         let comm = Comm::from_rank(gpu.stream().clone(), ranks.rank, ranks.world_size, id)
             .map_err(nccl_error("joining the NCCL communicator"))?;
-        Ok(Self { slabs, parts: vec![Part { rank: ranks.rank, problem, comm }], plane })
+        Ok(Self { slabs, parts: vec![Part { rank: ranks.rank, problem, comm }], plane, halo })
     }
 
     /// The slabs, one per GPU (every rank's).
@@ -194,7 +210,7 @@ impl<'g, T: Element + NcclType> SlabRun<'g, T> {
     }
 
     /// Runs `steps` time steps of `variant` (one that takes single steps: streaming or the
-    /// book's) from the input, the halo planes exchanged after each; returns the wall time of
+    /// book's) from the input, the halo planes exchanged every `halo` steps; returns the wall time of
     /// the steps in milliseconds, from the first launch to every GPU's last.
     pub fn run(&mut self, variant: StencilVariant, steps: usize) -> Result<f64> {
         self.run_with(variant, steps, true)
@@ -214,11 +230,13 @@ impl<'g, T: Element + NcclType> SlabRun<'g, T> {
         }
         self.synchronize()?;
         let started = Instant::now();
+        let mut done = 0;
         for _ in 0..steps {
             for (part, launch) in self.parts.iter_mut().zip(&launches) {
                 part.problem.step(launch)?;
             }
-            if exchange {
+            done += 1;
+            if exchange && done % self.halo == 0 && done < steps {
                 self.exchange_halos()?;
             }
         }
