@@ -33,11 +33,14 @@ pub fn check_nccl() -> Result<()> {
     if unsafe { cudarc::nccl::sys::is_culib_present() } { Ok(()) } else { Err(Error::NoNccl) }
 }
 
-/// The slabs of `input` over `parts` GPUs, and the points of one plane.
+/// The seven-point star's radius: its neighbours along z are one plane away.
+const SEVEN_POINT_RADIUS: usize = 1;
+
+/// The slabs of `input` over `parts` GPUs with halos of `halo` planes, and the points of one plane.
 fn split<T: Element>(input: ArrayView3<T>, parts: usize, halo: usize) -> Result<(Vec<Slab>, usize)> {
     let (nz, ny, nx) = input.dim();
     grid_of(nz, ny, nx)?;
-    Ok((split_z(nz, parts, halo)?, nx * ny))
+    Ok((split_z(nz, parts, halo, SEVEN_POINT_RADIUS)?, nx * ny))
 }
 
 /// Where this process stands among the processes of a run, one per GPU.

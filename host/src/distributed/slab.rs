@@ -65,17 +65,19 @@ impl Slab {
     }
 }
 
-/// Splits `nz` planes into `parts` slabs with `halo` planes of halo (the stencil's order: 1 for
-/// the 7-point star and the box, `R` for an order-`R` star), as evenly as whole planes allow
-/// (the first `nz mod parts` slabs own one plane more). Each slab must own at least `halo`
-/// planes (what its neighbours need from it) and its local grid at least `2 halo + 1` (what
-/// the kernels take); `BadShape` says so otherwise.
-pub fn split_z(nz: usize, parts: usize, halo: usize) -> Result<Vec<Slab>> {
-    if parts == 0 || halo == 0 {
+/// Splits `nz` planes into `parts` slabs with `halo` planes of halo on each inner side (at
+/// least the stencil's radius; a deeper halo is exchanged less often), as evenly as whole
+/// planes allow (the first `nz mod parts` slabs own one plane more), for a stencil of radius
+/// `radius` (1 for the seven-point star and the box, `R` for an order-`R` star). Each slab must
+/// own at least `halo` planes (what its neighbours need from it) and its local grid hold at
+/// least `2 radius + 1` planes (what the kernels take); `BadShape` says so otherwise.
+pub fn split_z(nz: usize, parts: usize, halo: usize, radius: usize) -> Result<Vec<Slab>> {
+    if parts == 0 || radius == 0 || halo < radius {
         return Err(Error::BadArgument(format!(
-            "a split needs at least one part and one halo plane (asked: {parts} parts, halo {halo})"
+            "a split needs at least one part and a halo of at least the stencil's radius (asked: {parts} parts, halo {halo}, radius {radius})"
         )));
     }
+    let thinnest = 2 * radius + 1;
     let (base, extra) = (nz / parts, nz % parts);
     if parts > 1 && base < halo {
         return Err(Error::BadShape(format!(
@@ -91,13 +93,13 @@ pub fn split_z(nz: usize, parts: usize, halo: usize) -> Result<Vec<Slab>> {
         slabs.push(Slab { start, end, below, above });
         start = end;
     }
-    if let Some(thin) = slabs.iter().find(|s| s.local_depth() < 2 * halo + 1) {
+    if let Some(thin) = slabs.iter().find(|s| s.local_depth() < thinnest) {
         return Err(Error::BadShape(format!(
             "{nz} planes over {parts} GPUs leave a slab of {} planes with its halos ({}..{}), under the {} the kernels take; use fewer GPUs",
             thin.local_depth(),
             thin.start,
             thin.end,
-            2 * halo + 1
+            thinnest
         )));
     }
     Ok(slabs)
@@ -110,7 +112,7 @@ mod tests {
     #[test]
     fn slabs_own_every_plane_once_in_order() {
         for (nz, parts, halo) in [(1001, 2, 1), (1024, 2, 1), (7, 3, 1), (129, 4, 2), (3, 1, 1), (64, 8, 4)] {
-            let slabs = split_z(nz, parts, halo).unwrap();
+            let slabs = split_z(nz, parts, halo, 1).unwrap();
             assert_eq!(slabs.len(), parts);
             assert_eq!(slabs[0].start, 0);
             assert_eq!(slabs[parts - 1].end, nz);
@@ -121,20 +123,20 @@ mod tests {
             assert!(sizes.iter().max().unwrap() - sizes.iter().min().unwrap() <= 1, "{sizes:?}: even");
         }
         assert_eq!(
-            split_z(1001, 2, 1).unwrap().iter().map(|s| s.end - s.start).collect::<Vec<_>>(),
+            split_z(1001, 2, 1, 1).unwrap().iter().map(|s| s.end - s.start).collect::<Vec<_>>(),
             [501, 500]
         );
     }
 
     #[test]
     fn halos_face_other_slabs_only() {
-        let slabs = split_z(10, 3, 1).unwrap();
+        let slabs = split_z(10, 3, 1, 1).unwrap();
         assert_eq!(slabs[0], Slab { start: 0, end: 4, below: 0, above: 1 });
         assert_eq!(slabs[1], Slab { start: 4, end: 7, below: 1, above: 1 });
         assert_eq!(slabs[2], Slab { start: 7, end: 10, below: 1, above: 0 });
         assert_eq!(slabs[1].local_planes(), 3..8);
         assert_eq!(slabs[1].owned_local(), 1..4);
-        let single = split_z(5, 1, 2).unwrap()[0];
+        let single = split_z(5, 1, 2, 1).unwrap()[0];
         assert_eq!(
             (single.local_planes(), single.receive_below(), single.receive_above()),
             (0..5, 0..0, 5..5)
@@ -144,7 +146,7 @@ mod tests {
     #[test]
     fn what_a_slab_sends_is_what_its_neighbour_receives() {
         for (nz, parts, halo) in [(1001, 2, 1), (40, 4, 2), (33, 3, 4), (9, 3, 1)] {
-            let slabs = split_z(nz, parts, halo).unwrap();
+            let slabs = split_z(nz, parts, halo, 1).unwrap();
             let global = |s: Slab, local: Range<usize>| {
                 let first = s.local_planes().start;
                 local.start + first..local.end + first
@@ -164,14 +166,20 @@ mod tests {
 
     #[test]
     fn too_thin_slabs_are_refused_with_the_reason() {
-        let err = split_z(5, 4, 1).unwrap_err();
+        let err = split_z(5, 4, 1, 1).unwrap_err();
         assert!(matches!(err, Error::BadShape(_)), "{err}");
         assert!(err.to_string().contains("use fewer GPUs"), "{err}");
-        assert!(split_z(12, 4, 4).is_err(), "each slab owns at least its halo");
-        assert!(split_z(16, 4, 4).is_err(), "an end slab of 4 planes with one halo of 4 is under 9");
-        assert!(split_z(20, 4, 4).is_ok());
-        assert!(matches!(split_z(10, 0, 1), Err(Error::BadArgument(_))));
-        assert!(split_z(2, 1, 1).is_err(), "one GPU still needs 2 halo + 1 planes");
-        assert!(split_z(3, 2, 1).is_err() && split_z(4, 2, 1).is_ok(), "slabs of 2 + 2 planes hold 3 each");
+        assert!(split_z(12, 4, 4, 1).is_err(), "each slab owns at least its halo");
+        assert!(split_z(16, 4, 4, 1).is_ok(), "slabs of 4 planes, halos of 4");
+        assert!(split_z(7, 2, 3, 1).is_ok(), "4 + 3 planes with halos of 3: deep enough for radius 1");
+        assert!(split_z(16, 4, 4, 4).is_err(), "an end slab of 4 + 4 planes is under the 9 of radius 4");
+        assert!(split_z(20, 4, 4, 4).is_ok());
+        assert!(matches!(split_z(10, 0, 1, 1), Err(Error::BadArgument(_))));
+        assert!(matches!(split_z(10, 2, 1, 2), Err(Error::BadArgument(_))), "a halo under the radius");
+        assert!(split_z(2, 1, 1, 1).is_err(), "one GPU still needs 2 radius + 1 planes");
+        assert!(
+            split_z(3, 2, 1, 1).is_err() && split_z(4, 2, 1, 1).is_ok(),
+            "slabs of 2 + 2 planes hold 3 each"
+        );
     }
 }
