@@ -149,9 +149,11 @@ pub struct SlabRun<'g, T: Element> {
 /// halo plane from the outside stays exact for `d − 1` steps (the kernel leaves the outermost as
 /// it was, and each step the error moves one plane in), so with halos of `H` planes exchanged
 /// every `H` steps every owned plane stays exact (bitwise as on one GPU). The exchange costs mostly
-/// latency (two planes take about as long as one), so `H` = 2 halves it for 2 redundant planes
-/// a step per slab (chosen by a measured sweep of 1, 2 and 4 on two H200s, docs/stencil-h200.md).
-pub const DEFAULT_HALO: usize = 2;
+/// latency (four planes take little longer than one), so `H` = 4 exchanges a quarter as often
+/// for a few redundant planes a step per slab. Chosen by a sweep of 1, 2 and 4 on two H200s
+/// (1024×512×512, 100 steps, docs/stencil-h200.md): 0.2922, 0.2868 and 0.2847 ms per step in
+/// f32, 0.5629, 0.5573 and 0.5562 in f64.
+pub const DEFAULT_HALO: usize = 4;
 
 /// One slab driven by this process: its rank, problem and communicator.
 struct Part<'g, T: Element> {
