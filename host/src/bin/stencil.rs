@@ -100,7 +100,7 @@ struct Args {
     #[arg(long)]
     seed: Option<u64>,
     /// Run on GPUs 0..N of this process (a number, or `all`): the grid split along z into one
-    /// slab per GPU, halo planes exchanged over NCCL after every step (needs libnccl). Times
+    /// slab per GPU, halo planes exchanged over NCCL every --halo steps (needs libnccl). Times
     /// one --variant (streaming by default, or one of the book's; seven-point star) with and
     /// without the exchange, and checks the result bit for bit against the same run on GPU 0
     /// (unless --no-verify). Prints JSON with --json.

@@ -1,5 +1,5 @@
 //! Past one GPU (issue 13): the grid split along z into one slab per GPU ([`slab`]), each slab
-//! with halo planes, and the halo planes exchanged over NCCL after every step, so that the
+//! with halo planes, and the halo planes exchanged over NCCL every few steps, so that the
 //! result over any number of GPUs is bitwise equal to the single-GPU run.
 //!
 //! With halos of `H` planes, the exchange happens every `H` steps ([`DEFAULT_HALO`]).
@@ -133,8 +133,8 @@ fn nccl_error(what: &str) -> impl FnOnce(cudarc::nccl::result::NcclError) -> Err
     move |code| Error::Nccl { what: what.into(), code: format!("{code:?}") }
 }
 
-/// A seven-point stencil over GPUs, one z-slab each (halo of one plane), with the halo planes
-/// exchanged over NCCL after every step. This process drives the slabs of `parts`: all of them,
+/// A seven-point stencil over GPUs, one z-slab each with `halo` halo planes on each inner side,
+/// the halos exchanged over NCCL every `halo` steps. This process drives the slabs of `parts`: all of them,
 /// or its own rank's.
 pub struct SlabRun<'g, T: Element> {
     slabs: Vec<Slab>,
