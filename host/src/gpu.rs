@@ -95,12 +95,8 @@ pub struct Gpu {
 
 /// GPU `ordinal`'s primary context, without loading any module.
 fn open_context(ordinal: usize) -> Result<Arc<CudaContext>> {
-    // SAFETY: only probes whether the shared library can be loaded.
-    if !unsafe { sys::is_culib_present() } {
-        return Err(Error::NoDriver);
-    }
-    let count = CudaContext::device_count().context(|| "initialising the CUDA driver".into())?;
-    if ordinal >= count.max(0) as usize {
+    let count = device_count()?;
+    if ordinal >= count {
         return Err(Error::NoDevice(format!(
             "GPU {ordinal} was asked for, but the driver sees {count} GPU(s)"
         )));
@@ -108,7 +104,7 @@ fn open_context(ordinal: usize) -> Result<Arc<CudaContext>> {
     CudaContext::new(ordinal).context(|| format!("creating a context on GPU {ordinal}"))
 }
 
-/// How many GPUs the driver sees.
+/// How many GPUs the driver sees; [`Error::NoDriver`] when `libcuda` cannot be loaded.
 pub fn device_count() -> Result<usize> {
     // SAFETY: only probes whether the shared library can be loaded.
     if !unsafe { sys::is_culib_present() } {

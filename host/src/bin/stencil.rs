@@ -273,7 +273,7 @@ fn run_slabs<T: Element + cudarc::nccl::NcclType>(
     let input = step(&format!("generating the {} input", T::NAME), args.json, || {
         random::random_grid::<T>(job.shape, job.seed)
     })?;
-    let coeffs = Coeffs(core::array::from_fn(|i| T::from_f64(*job.values.get(i).unwrap_or(&0.0))));
+    let coeffs = seven_point::<T>(&job.values);
     let mut run = match (ranks, id) {
         (Some(ranks), Some(id)) => {
             SlabRun::for_rank(&gpus[0], ranks, id, input.view(), coeffs, args.halo as usize)?
@@ -495,13 +495,19 @@ impl Row {
     }
 }
 
+/// The seven-point coefficients among `values` (missing ones zero; other shapes take theirs
+/// from `values` themselves).
+fn seven_point<T: Element>(values: &[f64]) -> Coeffs<T> {
+    Coeffs(core::array::from_fn(|i| T::from_f64(*values.get(i).unwrap_or(&0.0))))
+}
+
 /// Runs every chosen variant on `input` and returns the report rows; with `--output`, saves
 /// the result of the (one) variant.
 fn run_dtype<T: Element + WritableElement>(gpu: &Gpu, args: &Args, input: Array3<T>) -> Result<Vec<Row>> {
     let values = coefficients(args);
     let shape = args.shape;
     let steps = args.steps as usize;
-    let seven = Coeffs(core::array::from_fn(|i| T::from_f64(*values.get(i).unwrap_or(&0.0))));
+    let seven = seven_point::<T>(&values);
     let mut problem = StencilProblem::new(gpu, input.view(), seven)?;
     let repeat = args.repeat as usize;
     let copy_ms = median_after_warm_up(repeat, || problem.copy_ms(1))?;

@@ -24,6 +24,7 @@ use ndarray::{Array3, ArrayView3, Axis, s};
 
 pub use slab::{Slab, split_z};
 
+use crate::stats::median_after_warm_up;
 use crate::stencil::{StencilProblem, StencilVariant, grid_of};
 use crate::{Element, Error, Gpu, Result};
 
@@ -202,7 +203,12 @@ impl<'g, T: Element + NcclType> SlabRun<'g, T> {
     ) -> Result<Self> {
         check_nccl()?;
         let (slabs, plane) = split(input, ranks.world_size, halo)?;
-        let slab = slabs[ranks.rank];
+        let slab = *slabs.get(ranks.rank).ok_or_else(|| {
+            Error::BadArgument(format!(
+                "rank {} is not below the world size {}",
+                ranks.rank, ranks.world_size
+            ))
+        })?;
         let problem = StencilProblem::new(gpu, input.slice(s![slab.local_planes(), .., ..]), coeffs)?;
         let comm = Comm::from_rank(gpu.stream().clone(), ranks.rank, ranks.world_size, id)
             .map_err(nccl_error("joining the NCCL communicator"))?;
@@ -235,12 +241,10 @@ impl<'g, T: Element + NcclType> SlabRun<'g, T> {
         }
         self.synchronize()?;
         let started = Instant::now();
-        let mut done = 0;
-        for _ in 0..steps {
+        for done in 1..=steps {
             for (part, launch) in self.parts.iter_mut().zip(&launches) {
                 part.problem.step(launch)?;
             }
-            done += 1;
             if exchange && done % self.halo == 0 && done < steps {
                 self.exchange_halos()?;
             }
@@ -332,11 +336,7 @@ pub fn measure<T: Element + NcclType>(
     verify: bool,
 ) -> Result<ScalingRow> {
     let mut median = |exchange: bool| -> Result<f64> {
-        run.run_with(variant, steps, exchange)?;
-        let mut times =
-            (0..repeat.max(1)).map(|_| run.run_with(variant, steps, exchange)).collect::<Result<Vec<_>>>()?;
-        times.sort_by(f64::total_cmp);
-        Ok(times[times.len() / 2] / steps as f64)
+        Ok(median_after_warm_up(repeat, || run.run_with(variant, steps, exchange))? / steps as f64)
     };
     let compute_ms_per_step = median(false)?;
     let ms_per_step = median(true)?;

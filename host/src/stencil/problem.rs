@@ -151,9 +151,19 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// As [`run`](Self::run), with the entry point of input-tile edge `tile` (one of
     /// [`StencilVariant::tiles`]).
     pub fn run_with_tile(&mut self, variant: StencilVariant, tile: usize, steps: usize) -> Result<f64> {
+        let (function, config, label) = self.tile_launch(variant, tile)?;
+        self.run_function(&function, config, &label, steps)
+    }
+
+    /// The entry point of `variant` with input-tile edge `tile`, its launch shape and label.
+    fn tile_launch(
+        &self,
+        variant: StencilVariant,
+        tile: usize,
+    ) -> Result<(CudaFunction, LaunchConfig, String)> {
         let function = self.gpu.function(&variant.entry_point_with_tile(T::NAME, tile)?)?;
         let config = variant.launch_config_with_tile(self.grid, size_of::<T>(), tile)?;
-        self.run_function(&function, config, &format!("{variant} {} (T = {tile})", T::NAME), steps)
+        Ok((function, config, format!("{variant} {} (T = {tile})", T::NAME)))
     }
 
     /// As [`run`](Self::run), for any kernel with the stencil entry points' signature
@@ -232,12 +242,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
                 ));
             }
             StencilVariant::Streaming => self.streaming_launch(self.streaming_default())?,
-            _ => {
-                let tile = variant.default_tile();
-                let function = self.gpu.function(&variant.entry_point_with_tile(T::NAME, tile)?)?;
-                let config = variant.launch_config_with_tile(self.grid, size_of::<T>(), tile)?;
-                (function, config, format!("{variant} {} (T = {tile})", T::NAME))
-            }
+            _ => self.tile_launch(variant, variant.default_tile())?,
         };
         self.gpu.check_block(&function, &config, &label)?;
         Ok(StepLaunch { function, config, label })
