@@ -46,6 +46,8 @@ pub unsafe trait KernelParam: Copy {}
 // SAFETY: `#[repr(C)]` structs of `u32`s / of an array of `f32` or `f64`.
 unsafe impl KernelParam for stencil::Grid3 {}
 // SAFETY: as above.
+unsafe impl KernelParam for stencil::Window {}
+// SAFETY: as above.
 unsafe impl<T: Real> KernelParam for stencil::Coeffs<T> {}
 // SAFETY: `#[repr(C)]` arrays of `T`.
 unsafe impl<T: Real, const R: usize> KernelParam for stencil::star::StarCoeffs<T, R> {}

@@ -11,7 +11,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use gpu_kernels::stencil::tiles::StreamingShape;
+use gpu_kernels::stencil::tiles::{IN_WAVES, StreamingShape};
 use gpu_kernels::stencil::{Coeffs, Grid3};
 use host::report::{Table, gpu_line, report_error};
 use host::stencil::{StencilProblem, parse_grid, reference_steps, streaming};
@@ -30,8 +30,9 @@ struct Args {
     /// Element type.
     #[arg(long, value_enum, default_value_t = Dtype::All)]
     dtype: Dtype,
-    /// Planes per block tried with every kernel and block shape (comma-separated).
-    #[arg(long, value_delimiter = ',', default_value = "2,4,8,16,32,64,128,256")]
+    /// Planes per block tried with every kernel and block shape (comma-separated); `waves`: whole
+    /// columns, one wave of blocks per launch (`tiles::IN_WAVES`).
+    #[arg(long, value_delimiter = ',', default_value = "2,4,8,16,32,64,128,256,waves", value_parser = parse_planes)]
     planes: Vec<u32>,
     /// Timed runs per shape (median reported).
     #[arg(long, default_value_t = 10)]
@@ -42,6 +43,17 @@ struct Args {
     /// Shapes checked against the CPU reference, fastest first.
     #[arg(long, default_value_t = 3)]
     verify: usize,
+}
+
+/// A number of planes per block, or `waves` ([`IN_WAVES`]).
+fn parse_planes(text: &str) -> std::result::Result<u32, String> {
+    match text {
+        "waves" => Ok(IN_WAVES),
+        _ => match text.parse::<u32>() {
+            Ok(planes) if planes > 0 => Ok(planes),
+            _ => Err(format!("{text:?} is neither a number of planes (at least 1) nor `waves`")),
+        },
+    }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]

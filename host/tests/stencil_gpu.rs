@@ -182,7 +182,10 @@ fn every_streaming_kernel<T: Element>() {
         let reference = reference_steps(input.view(), coeffs, 3);
         let mut problem = stencil::StencilProblem::new(&gpu, input.view(), coeffs).unwrap();
         for &kernel in streaming::kernels(T::NAME) {
-            for (block, planes) in [([32, 4], 1), ([8, 2], 5), ([64, 1], 64)] {
+            let waves = gpu_kernels::stencil::tiles::IN_WAVES;
+            for (block, planes) in
+                [([32, 4], 1), ([8, 2], 5), ([64, 1], 64), ([32, 4], waves), ([8, 2], waves)]
+            {
                 let s = StreamingShape { kernel, block, planes };
                 problem.run_streaming(s, 3).unwrap();
                 let out = problem.output().unwrap();
@@ -203,6 +206,41 @@ fn every_streaming_kernel_matches_the_reference_f32() {
 #[ignore = "needs a CUDA GPU"]
 fn every_streaming_kernel_matches_the_reference_f64() {
     every_streaming_kernel::<f64>();
+}
+
+/// Steps computed in windows of planes, each launch writing only its own (a distributed run's
+/// sent planes first, then the others), equal the reference; the buffer's other planes are
+/// poisoned, so a plane no window wrote shows.
+fn windows_of_planes<T: Element>() {
+    let gpu = gpu();
+    for (shape, windows) in [
+        ((37, 19, 40), vec![vec![0..4, 33..37], vec![4..33]]),
+        ((9, 7, 35), vec![vec![3..6], vec![0..1], vec![1..3, 6..9]]),
+    ] {
+        let seed = random::fresh_seed();
+        let input = random::random_grid::<T>(shape, seed).unwrap();
+        let coeffs = random_coeffs(seed);
+        let reference = reference_steps(input.view(), coeffs, 3);
+        let mut problem = stencil::StencilProblem::new(&gpu, input.view(), coeffs).unwrap();
+        problem.start_steps().unwrap();
+        for _ in 0..3 {
+            for planes in &windows {
+                let launch = problem.step_launch_over(planes).unwrap();
+                problem.step_part(&launch, gpu.stream()).unwrap();
+            }
+            problem.finish_step().unwrap();
+        }
+        let out = problem.output().unwrap();
+        let c = compare(out.as_slice().unwrap(), reference.as_slice().unwrap());
+        assert!(c.ok, "windows {windows:?} {} on {shape:?}, seed {seed}: {c:?}", T::NAME);
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn steps_in_windows_of_planes_match_the_reference() {
+    windows_of_planes::<f32>();
+    windows_of_planes::<f64>();
 }
 
 /// Grids for the temporal kernel beyond [`SHAPES`] and [`STREAMING_SHAPES`]: the sanitizer

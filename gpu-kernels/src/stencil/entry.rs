@@ -64,11 +64,12 @@ macro_rules! streaming_entry_points {
                 output: *mut $t,
                 grid: super::Grid3,
                 coeffs: super::Coeffs<$t>,
+                window: super::Window,
             ) {
                 // SAFETY: the host launcher picks this entry point only for grids whose `nx`
-                // `V` divides, and covers the grid with the shape's blocks.
+                // `V` divides, and covers the window with the shape's blocks.
                 unsafe {
-                    super::stencil_streaming::<$t, $v, $rows, $ahead, $prefetch>(input, output, grid, coeffs)
+                    super::stencil_streaming::<$t, $v, $rows, $ahead, $prefetch>(input, output, grid, coeffs, window)
                 }
             }
         )*
@@ -84,8 +85,8 @@ streaming_entry_points! {
         (4, 1, 0, 0), (4, 1, 0, 2), (8, 1, 0, 1), (4, 2, 0, 1), (4, 1, 1, 1),
     ];
     STREAMING_KERNELS_F64: f64 => [
-        (2, 1, 0, 1), (1, 1, 0, 1),
-        (2, 1, 0, 0), (2, 1, 0, 2), (4, 1, 0, 1), (2, 2, 0, 1), (2, 1, 1, 1),
+        (2, 2, 0, 1), (1, 2, 0, 1),
+        (2, 2, 0, 0), (2, 2, 0, 2), (4, 2, 0, 1), (2, 1, 0, 1), (2, 2, 1, 1),
     ];
 }
 

@@ -15,6 +15,9 @@
 //!
 //! The constants (`V`, `ROWS`, `AHEAD`, `PREFETCH` here; block shape and planes per block at
 //! launch) were chosen by a sweep on an H200: see `tiles::STREAMING_F32` and the report.
+//!
+//! A launch writes one [`Window`] of the grid, a range of its planes: all of them, or, on a GPU of
+//! a distributed run, the planes it sends to its neighbours before the rest.
 
 use super::{Coeffs, Grid3, Neighbours};
 use crate::Real;
@@ -34,13 +37,22 @@ struct Halo<T, const V: usize, const ROWS: usize> {
     right: [T; ROWS],
 }
 
-/// One time step of the stencil; boundary points copy their input.
+/// The planes one launch writes, `z_begin..z_end`: points outside are neither computed nor
+/// written, and the grid's faces inside keep their input.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Window {
+    pub z_begin: u32,
+    pub z_end: u32,
+}
+
+/// One time step of the stencil on `window`; boundary points copy their input.
 ///
 /// # Safety
 /// `input` and `output` hold `grid.len()` elements each, start 16-byte aligned and do not
 /// overlap; `V` is a power of two that divides `grid.nx`; the launch covers the x–y plane
 /// with blocks of `V`-wide, `ROWS`-tall patches per thread, and `gridDim.z` blocks share the
-/// planes along z.
+/// window's planes along z; `window.z_begin < window.z_end <= grid.nz`.
 #[inline(always)]
 pub unsafe fn stencil_streaming<
     T: Real,
@@ -53,16 +65,17 @@ pub unsafe fn stencil_streaming<
     output: *mut T,
     grid: Grid3,
     c: Coeffs<T>,
+    window: Window,
 ) {
     let Grid3 { nx, ny, nz } = grid;
     let k_start = (block_idx_x() * block_dim_x() + thread_idx_x()) * V as u32;
     let j_start = (block_idx_y() * block_dim_y() + thread_idx_y()) * ROWS as u32;
-    if k_start >= nx || j_start >= ny {
+    let planes = (window.z_end - window.z_begin).div_ceil(grid_dim_z());
+    let i_start = window.z_begin + block_idx_z() * planes;
+    let i_end = (i_start + planes).min(window.z_end);
+    if k_start >= nx || j_start >= ny || i_start >= i_end {
         return;
     }
-    let planes = nz.div_ceil(grid_dim_z());
-    let i_start = block_idx_z() * planes;
-    let i_end = (i_start + planes).min(nz);
 
     // Every read is clamped into the grid, so no load sits behind a branch: a clamped value
     // belongs to a boundary point or a row past the grid, and is never used. Planes are

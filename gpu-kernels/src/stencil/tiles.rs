@@ -48,9 +48,21 @@ pub struct StreamingShape {
     pub kernel: StreamingKernel,
     /// Threads per block along x and y.
     pub block: [u32; 2],
-    /// z planes per block.
+    /// z planes per block, or [`IN_WAVES`].
     pub planes: u32,
 }
+
+/// [`StreamingShape::planes`] of the seven-point kernel launched as one wave: when the GPU holds
+/// a block for every tile of a plane at once, each column of tiles is walked whole by one block
+/// (or split into as many runs as fill the GPU). Every block is then resident from start to end
+/// and all walk down z together: no plane is read twice from DRAM (no run's neighbour along z
+/// starts a wave later) and no block starts late (no last, partial wave). When the tiles
+/// outnumber the resident blocks, runs of [`RUN_PLANES`] planes instead: launching the rows of
+/// tiles in bands of one wave each was slower on an H200 (docs/stencil-h200.md).
+pub const IN_WAVES: u32 = 0;
+
+/// Planes per block of a shape [`IN_WAVES`] on a grid whose tiles outnumber the resident blocks.
+pub const RUN_PLANES: u32 = 32;
 
 impl StreamingShape {
     /// Points one block updates per plane along x.
@@ -76,42 +88,46 @@ pub const STREAMING_MIN_BLOCKS_PER_SM: u32 = 2;
 
 /// The streaming kernel's default shape for `f32`: 16-byte rows (4 points), one row per
 /// thread, no extra register planes, the plane after the register queue prefetched into L2,
-/// 32×16 threads, 32 planes per block. Chosen by `tune_streaming` on an H200 (2026-11-30):
-/// the fastest or within 0.3 % of it at 512³ (93.8 % of the copy) and at 256×512×1024
-/// (94.8 %), among 564 shapes (the sweep and its reasons: docs/benchmarks-commentary.md).
-pub const STREAMING_F32: StreamingShape = shape([32, 16], 4, 1, 0, 1, 32);
+/// 64×8 threads, launched [`IN_WAVES`]. Chosen by `tune_streaming --planes 32,waves` on an H200
+/// (2026-12-01): at 512³ 97.4 % of the copy, the fastest of 248 shapes (the former default,
+/// 32×16 with runs of 32 planes, 95.3 %); at 256×512×2048, whose tiles outnumber the resident
+/// blocks, its runs of 32 planes are the fastest shape (91.4 %); at 256×512×1024 within 0.8 % of
+/// the fastest (docs/stencil-h200.md).
+pub const STREAMING_F32: StreamingShape = shape([64, 8], 4, 1, 0, 1, IN_WAVES);
 
-/// The streaming kernel's default shape for `f64`: as for `f32`, with 16-byte rows of 2 points
-/// (94.0 % of the copy at 512³, 88.9 % at 256×512×1024 where no shape passed 89.7 %).
-pub const STREAMING_F64: StreamingShape = STREAMING_F32.with_vector(STREAMING_F32.kernel.vector / 2);
+/// The streaming kernel's default shape for `f64`: 16-byte rows of 2 points, two rows per thread,
+/// 128×4 threads (92 registers, one block per SM), launched [`IN_WAVES`]. Same tuner run: at
+/// 512³ 97.2 % of the copy (the former default, the `f32` one with half the points, 94.4 %); at
+/// 256×512×1024, whose 256 tiles outnumber the 132 resident blocks, runs of 32 planes, the
+/// fastest shape there (90.7 %).
+pub const STREAMING_F64: StreamingShape = shape([128, 4], 2, 2, 0, 1, IN_WAVES);
 
 /// The benchmarks' streaming sweep for `f32`: the default, then one change at a time (no
 /// prefetch, prefetch 2, 8 or 2 points per thread, 2 rows per thread, one plane ahead in
-/// registers, a 32×4 block, 8 and 128 planes per block).
-pub const STREAMING_SWEEP_F32: [StreamingShape; 10] = [
-    STREAMING_F32,
-    shape([32, 16], 4, 1, 0, 0, 32),
-    shape([32, 16], 4, 1, 0, 2, 32),
-    shape([32, 16], 8, 1, 0, 1, 32),
-    shape([32, 16], 2, 1, 0, 1, 32),
-    shape([32, 16], 4, 2, 0, 1, 32),
-    shape([32, 16], 4, 1, 1, 1, 32),
-    shape([32, 4], 4, 1, 0, 1, 32),
-    shape([32, 16], 4, 1, 0, 1, 8),
-    shape([32, 16], 4, 1, 0, 1, 128),
-];
+/// registers, a 32×16 block, runs of 32 and of 8 planes per block instead of one wave).
+pub const STREAMING_SWEEP_F32: [StreamingShape; 10] = sweep_from(STREAMING_F32, 8, 2);
 
-/// The benchmarks' streaming sweep for `f64`: the same changes as for `f32`, with the same
-/// bytes per row (half the points: 4 or 1 points per thread instead of 8 or 2).
-pub const STREAMING_SWEEP_F64: [StreamingShape; 10] = {
-    let mut sweep = STREAMING_SWEEP_F32;
-    let mut i = 0;
-    while i < sweep.len() {
-        sweep[i] = sweep[i].with_vector(sweep[i].kernel.vector / 2);
-        i += 1;
-    }
-    sweep
-};
+/// The benchmarks' streaming sweep for `f64`: the same changes from its default (4 or 1 points
+/// per thread; one row per thread instead of two).
+pub const STREAMING_SWEEP_F64: [StreamingShape; 10] = sweep_from(STREAMING_F64, 4, 1);
+
+/// `default`, then each of the sweep's changes to it alone: `wider` and `narrower` points per
+/// thread, and the other rows per thread (1 ↔ 2).
+const fn sweep_from(default: StreamingShape, wider: usize, narrower: usize) -> [StreamingShape; 10] {
+    let StreamingShape { kernel: StreamingKernel { vector, rows, .. }, block, planes } = default;
+    [
+        default,
+        shape(block, vector, rows, 0, 0, planes),
+        shape(block, vector, rows, 0, 2, planes),
+        shape(block, wider, rows, 0, 1, planes),
+        shape(block, narrower, rows, 0, 1, planes),
+        shape(block, vector, 3 - rows, 0, 1, planes),
+        shape(block, vector, rows, 1, 1, planes),
+        StreamingShape { block: [32, 16], ..default },
+        StreamingShape { planes: RUN_PLANES, ..default },
+        StreamingShape { planes: 8, ..default },
+    ]
+}
 
 /// Launch shapes of the high-order stars' and the box's streaming kernels (`star_streaming.rs`,
 /// `box_streaming.rs`), as [`StreamingShape`]s with one row per thread and the plane after the

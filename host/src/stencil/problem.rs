@@ -3,12 +3,14 @@
 
 use std::sync::Arc;
 
+use std::ops::Range;
+
 use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use gpu_kernels::KernelParam;
 use gpu_kernels::stencil::box27::BoxCoeffs;
 use gpu_kernels::stencil::star::StarCoeffs;
-use gpu_kernels::stencil::tiles::{StreamingShape, TemporalShape};
-use gpu_kernels::stencil::{Coeffs, Grid3};
+use gpu_kernels::stencil::tiles::{RUN_PLANES, StreamingShape, TemporalShape};
+use gpu_kernels::stencil::{Coeffs, Grid3, Window};
 use ndarray::{Array3, ArrayView3};
 
 use super::{StencilShape, StencilVariant, grid_of, streaming, temporal};
@@ -112,11 +114,13 @@ impl<'g, T: Element> StencilProblem<'g, T> {
             let runs = temporal::runs(shape, self.grid, resident);
             let config = temporal::launch_config(shape, self.grid, size_of::<T>(), runs)?;
             let label = format!("temporal {} ({})", T::NAME, temporal::Describe(shape));
-            launches.push((function, config, label, schedule.passes));
+            launches.push((StepLaunch::one(function, config, label), schedule.passes));
         }
         if schedule.single_steps > 0 {
-            let (function, config, label) = self.streaming_launch(self.streaming_default())?;
-            launches.push((function, config, label, schedule.single_steps));
+            launches.push((
+                self.streaming_launch(self.streaming_default(), 0..self.grid.nz)?,
+                schedule.single_steps,
+            ));
         }
         self.run_launches(&launches)
     }
@@ -125,15 +129,15 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// width narrowed to one that divides the rows, see [`streaming::fit`]). [`run`](Self::run)
     /// launches the default shape, with fewer planes per block on small grids ([`streaming::fill`]).
     pub fn run_streaming(&mut self, shape: StreamingShape, steps: usize) -> Result<f64> {
-        let (function, config, label) = self.streaming_launch(shape)?;
-        self.run_function(&function, config, &label, steps)
+        let launch = self.streaming_launch(shape, 0..self.grid.nz)?;
+        self.run_launches(&[(launch, steps)])
     }
 
-    /// The streaming kernel of `shape` fitted to the grid, its launch shape and its label.
-    fn streaming_launch(&self, shape: StreamingShape) -> Result<(CudaFunction, LaunchConfig, String)> {
+    /// The launch of the streaming kernel of `shape`, fitted to the grid, that updates the
+    /// planes `z` ([`streaming::launch`], with the GPU's resident blocks of the kernel).
+    fn streaming_launch(&self, shape: StreamingShape, z: Range<u32>) -> Result<StepLaunch> {
         let shape = streaming::fit(shape, self.grid, T::NAME);
         let function = self.gpu.function(&streaming::entry_point(shape, T::NAME)?)?;
-        let config = streaming::launch_config(shape, self.grid)?;
         let most = function
             .max_threads_per_block()
             .context(|| "reading the streaming kernel's largest block".into())?;
@@ -144,26 +148,24 @@ impl<'g, T: Element> StencilProblem<'g, T> {
                 streaming::Describe(shape)
             )));
         }
+        let resident = self.gpu.resident_blocks(&function, bx * by, 0)?;
+        let streaming::StreamingLaunch { config, window } = streaming::launch(shape, self.grid, z, resident)?;
         let label = format!("streaming {} ({})", T::NAME, streaming::Describe(shape));
-        Ok((function, config, label))
+        Ok(StepLaunch { launches: vec![KernelLaunch { function, config, window: Some(window) }], label })
     }
 
     /// As [`run`](Self::run), with the entry point of input-tile edge `tile` (one of
     /// [`StencilVariant::tiles`]).
     pub fn run_with_tile(&mut self, variant: StencilVariant, tile: usize, steps: usize) -> Result<f64> {
-        let (function, config, label) = self.tile_launch(variant, tile)?;
-        self.run_function(&function, config, &label, steps)
+        let launch = self.tile_launch(variant, tile)?;
+        self.run_launches(&[(launch, steps)])
     }
 
     /// The entry point of `variant` with input-tile edge `tile`, its launch shape and label.
-    fn tile_launch(
-        &self,
-        variant: StencilVariant,
-        tile: usize,
-    ) -> Result<(CudaFunction, LaunchConfig, String)> {
+    fn tile_launch(&self, variant: StencilVariant, tile: usize) -> Result<StepLaunch> {
         let function = self.gpu.function(&variant.entry_point_with_tile(T::NAME, tile)?)?;
         let config = variant.launch_config_with_tile(self.grid, size_of::<T>(), tile)?;
-        Ok((function, config, format!("{variant} {} (T = {tile})", T::NAME)))
+        Ok(StepLaunch::one(function, config, format!("{variant} {} (T = {tile})", T::NAME)))
     }
 
     /// As [`run`](Self::run), for any kernel with the stencil entry points' signature
@@ -176,28 +178,28 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         label: &str,
         steps: usize,
     ) -> Result<f64> {
-        self.run_launches(&[(function.clone(), config, label.to_owned(), steps)])
+        self.run_launches(&[(StepLaunch::one(function.clone(), config, label.to_owned()), steps)])
     }
 
-    /// Runs each `(kernel, launch shape, label, launches)` in turn, ping-ponging the two
-    /// buffers from the input; one launch is one pass (one or more time steps).
-    fn run_launches(&mut self, launches: &[(CudaFunction, LaunchConfig, String, usize)]) -> Result<f64> {
+    /// Runs each `(pass, count)` `count` times in turn, ping-ponging the two buffers from the
+    /// input; a pass is one or more time steps.
+    fn run_launches(&mut self, passes: &[(StepLaunch, usize)]) -> Result<f64> {
         let coeffs = self.coeffs;
-        self.run_launches_with(launches, coeffs)
+        self.run_launches_with(passes, coeffs)
     }
 
-    /// As `run_launches`, for kernels whose last parameter is `coeffs` (e.g. a high-order star's).
+    /// As `run_launches`, for kernels whose coefficients are `coeffs` (e.g. a high-order star's).
     fn run_launches_with<C: KernelParam>(
         &mut self,
-        launches: &[(CudaFunction, LaunchConfig, String, usize)],
+        passes: &[(StepLaunch, usize)],
         coeffs: C,
     ) -> Result<f64> {
-        let passes: usize = launches.iter().map(|l| l.3).sum();
-        if passes == 0 {
+        let total: usize = passes.iter().map(|p| p.1).sum();
+        if total == 0 {
             return Err(Error::BadArgument("the number of time steps must be at least 1".into()));
         }
-        for (function, config, label, _) in launches {
-            self.gpu.check_block(function, config, label)?;
+        for (pass, _) in passes {
+            pass.check_blocks(self.gpu)?;
         }
         let [ping, pong] = &mut self.buffers;
         self.gpu.copy(&self.input, ping)?;
@@ -205,19 +207,17 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         self.result = None;
         let (grid, coeffs) = (ByValue(self.grid), ByValue(coeffs));
         let stream = self.gpu.stream();
-        let pass_kernels = launches.iter().flat_map(|(function, config, label, count)| {
-            std::iter::repeat_n((function, *config, label.as_str()), *count)
-        });
-        let labels: Vec<&str> = launches.iter().map(|l| l.2.as_str()).collect();
+        let each_pass = passes.iter().flat_map(|(pass, count)| std::iter::repeat_n(pass, *count));
+        let labels: Vec<&str> = passes.iter().map(|p| p.0.label.as_str()).collect();
         let ms = self.gpu.timer()?.time(|| {
-            for (pass, (function, config, label)) in pass_kernels.enumerate() {
-                let (src, dst) = if pass % 2 == 0 { (&*ping, &mut *pong) } else { (&*pong, &mut *ping) };
-                launch_pass(stream, (function, config, label), (src, dst), &grid, &coeffs)?;
+            for (index, pass) in each_pass.enumerate() {
+                let (src, dst) = if index % 2 == 0 { (&*ping, &mut *pong) } else { (&*pong, &mut *ping) };
+                launch_pass(stream, pass, (src, dst), &grid, &coeffs)?;
             }
             Ok(())
         });
         let ms = ms.map_err(|e| e.while_doing(|| format!("running the {} kernel", labels.join(" and "))))?;
-        self.result = Some(passes % 2);
+        self.result = Some(total % 2);
         Ok(ms)
     }
 
@@ -235,31 +235,73 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// streaming kernel at its default shape, or the book's at their default tiles. The
     /// temporal variant, whose passes are several steps, is refused.
     pub fn step_launch(&self, variant: StencilVariant) -> Result<StepLaunch> {
-        let (function, config, label) = match variant {
+        let launch = match variant {
             StencilVariant::Temporal => {
                 return Err(Error::BadArgument(
                     "the temporal variant fuses several steps per pass; take single steps with streaming or one of the book's variants".into(),
                 ));
             }
-            StencilVariant::Streaming => self.streaming_launch(self.streaming_default())?,
+            StencilVariant::Streaming => self.streaming_launch(self.streaming_default(), 0..self.grid.nz)?,
             _ => self.tile_launch(variant, variant.default_tile())?,
         };
-        self.gpu.check_block(&function, &config, &label)?;
-        Ok(StepLaunch { function, config, label })
+        launch.check_blocks(self.gpu)?;
+        Ok(launch)
+    }
+
+    /// The launches of the streaming kernel, at its default kernel and block with runs of
+    /// [`RUN_PLANES`] planes per block, that update only the planes in `windows` of a time step
+    /// (for [`step_part`](Self::step_part)); the rest of the output buffer is left as it is. E.g.
+    /// a distributed run's planes sent to the neighbours, computed first, then the others while
+    /// the exchange runs: in runs rather than [`IN_WAVES`](gpu_kernels::stencil::tiles::IN_WAVES),
+    /// so that blocks finish all along and the exchange's kernels find room on the SMs.
+    pub fn step_launch_over(&self, windows: &[Range<usize>]) -> Result<StepLaunch> {
+        let shape = StreamingShape { planes: RUN_PLANES, ..self.streaming_default() };
+        let mut parts = Vec::with_capacity(windows.len());
+        for z in windows {
+            let planes = u32::try_from(z.start).ok().zip(u32::try_from(z.end).ok());
+            let (start, end) =
+                planes.ok_or_else(|| Error::BadArgument(format!("planes {z:?} are past the grid")))?;
+            parts.push(self.streaming_launch(shape, start..end)?);
+        }
+        let label = parts.first().map(|p| p.label.clone()).unwrap_or_default();
+        let launch = StepLaunch { launches: parts.into_iter().flat_map(|p| p.launches).collect(), label };
+        launch.check_blocks(self.gpu)?;
+        Ok(launch)
     }
 
     /// Enqueues one time step with `launch` ([`step_launch`](Self::step_launch)), from the
     /// buffer holding the last result into the other, which then holds it.
     pub fn step(&mut self, launch: &StepLaunch) -> Result<()> {
+        self.step_part(launch, self.gpu.stream())?;
+        self.finish_step()
+    }
+
+    /// Enqueues `launch` on `stream` from the buffer holding the last result into the other,
+    /// as part of a time step that [`finish_step`](Self::finish_step) closes: a step may be
+    /// enqueued in parts ([`step_launch_over`](Self::step_launch_over)), on several streams.
+    pub fn step_part(&mut self, launch: &StepLaunch, stream: &Arc<CudaStream>) -> Result<()> {
         let current =
             self.result.ok_or_else(|| Error::BadArgument("start_steps must come before step".into()))?;
         let [ping, pong] = &mut self.buffers;
         let (src, dst) = if current == 0 { (&*ping, &mut *pong) } else { (&*pong, &mut *ping) };
         let (grid, coeffs) = (ByValue(self.grid), ByValue(self.coeffs));
-        let kernel = (&launch.function, launch.config, launch.label.as_str());
-        launch_pass(self.gpu.stream(), kernel, (src, dst), &grid, &coeffs)?;
+        launch_pass(stream, launch, (src, dst), &grid, &coeffs)
+    }
+
+    /// Closes a time step enqueued with [`step_part`](Self::step_part): the buffer it wrote now
+    /// holds the last result.
+    pub fn finish_step(&mut self) -> Result<()> {
+        let current =
+            self.result.ok_or_else(|| Error::BadArgument("start_steps must come before step".into()))?;
         self.result = Some(1 - current);
         Ok(())
+    }
+
+    /// The buffer the next time step writes (the one not holding the last result).
+    pub fn next_mut(&mut self) -> Result<&mut CudaSlice<T>> {
+        let current =
+            self.result.ok_or_else(|| Error::BadArgument("start_steps must come before step".into()))?;
+        Ok(&mut self.buffers[1 - current])
     }
 
     /// The buffer holding the last result (the input, right after
@@ -310,12 +352,12 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         shape: StencilShape,
         launch: StreamingShape,
         steps: usize,
-    ) -> Result<(CudaFunction, LaunchConfig, String, usize)> {
+    ) -> Result<(StepLaunch, usize)> {
         shape.check_grid(self.grid)?;
         let sms = self.gpu.info.multiprocessors.max(1) as u32;
         let (entry, config) = super::high_order::shape_launch(shape, launch, self.grid, T::NAME, sms)?;
         let label = format!("{shape} {}", T::NAME);
-        Ok((self.gpu.function(&entry)?, config, label, steps))
+        Ok((StepLaunch::one(self.gpu.function(&entry)?, config, label), steps))
     }
 
     /// As [`run_star`](Self::run_star), with the book's shared-memory tiled form (Fig. 8.8 with a
@@ -329,7 +371,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         let (entry, config) = super::high_order::star_tiled_launch(R, self.grid, size_of::<T>())?;
         let function = self.gpu.function(&entry)?;
         let label = format!("{shape} shared-tiled {}", T::NAME);
-        self.run_launches_with(&[(function, config, label, steps)], coeffs)
+        self.run_launches_with(&[(StepLaunch::one(function, config, label), steps)], coeffs)
     }
 
     /// `steps` time steps of the 27-point box stencil with `coeffs` (by distance class), on the
@@ -372,25 +414,54 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     }
 }
 
-/// One time step's kernel, launch shape and label ([`StencilProblem::step_launch`]).
-pub struct StepLaunch {
+/// One kernel launch of a pass: the function, its blocks, and for the seven-point streaming
+/// kernel the [`Window`] it writes (that entry point's fifth parameter).
+#[derive(Clone)]
+struct KernelLaunch {
     function: CudaFunction,
     config: LaunchConfig,
+    window: Option<Window>,
+}
+
+/// The launches of one pass over the grid (one time step, or several fused), in order, and a
+/// label for errors ([`StencilProblem::step_launch`]).
+#[derive(Clone)]
+pub struct StepLaunch {
+    launches: Vec<KernelLaunch>,
     label: String,
 }
 
-/// Enqueues one pass of `kernel` (`(function, config, label)`) from `src` to `dst` on `stream`.
+impl StepLaunch {
+    /// A pass of one launch of a kernel that takes no window.
+    fn one(function: CudaFunction, config: LaunchConfig, label: String) -> Self {
+        Self { launches: vec![KernelLaunch { function, config, window: None }], label }
+    }
+
+    /// Each launch's block fits its kernel ([`Gpu::check_block`]).
+    fn check_blocks(&self, gpu: &Gpu) -> Result<()> {
+        self.launches.iter().try_for_each(|l| gpu.check_block(&l.function, &l.config, &self.label))
+    }
+}
+
+/// Enqueues one pass, each of its launches from `src` to `dst`, on `stream`.
 fn launch_pass<T: Element, C: KernelParam>(
     stream: &Arc<CudaStream>,
-    (function, config, label): (&CudaFunction, LaunchConfig, &str),
+    pass: &StepLaunch,
     (src, dst): (&CudaSlice<T>, &mut CudaSlice<T>),
     grid: &ByValue<Grid3>,
     coeffs: &ByValue<C>,
 ) -> Result<()> {
-    let mut launch = stream.launch_builder(function);
-    launch.arg(src).arg(dst).arg(grid).arg(coeffs);
-    // SAFETY: the entry point takes (input, output, Grid3, C); both buffers hold the grid's
-    // elements; `config` comes from the same constants as the kernel's tile sizes.
-    unsafe { launch.launch(config) }.context(|| format!("launching the {label} kernel"))?;
+    for KernelLaunch { function, config, window } in &pass.launches {
+        let window = window.map(ByValue);
+        let mut launch = stream.launch_builder(function);
+        launch.arg(src).arg(&mut *dst).arg(grid).arg(coeffs);
+        if let Some(window) = &window {
+            launch.arg(window);
+        }
+        // SAFETY: the entry point takes (input, output, Grid3, C), and a Window after them
+        // exactly when `window` is given (the seven-point streaming kernel's); both buffers hold
+        // the grid's elements; `config` comes from the same constants as the kernel's tiles.
+        unsafe { launch.launch(*config) }.context(|| format!("launching the {} kernel", pass.label))?;
+    }
     Ok(())
 }

@@ -1,15 +1,17 @@
 //! Launching the streaming kernel: its entry points (one per [`StreamingKernel`]: vector width,
 //! rows per thread, planes held ahead, planes prefetched), the vector width fitted to the grid's
-//! rows, and the grid of blocks, all from [`StreamingShape`]s.
+//! rows, and the blocks of each launch with the [`Window`] it writes, all from
+//! [`StreamingShape`]s.
 
 use std::fmt;
+use std::ops::Range;
 
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::stencil::tiles::{
-    STREAMING_F32, STREAMING_F64, STREAMING_MIN_BLOCKS_PER_SM, STREAMING_SWEEP_F32, STREAMING_SWEEP_F64,
-    StreamingKernel, StreamingShape,
+    IN_WAVES, RUN_PLANES, STREAMING_F32, STREAMING_F64, STREAMING_MIN_BLOCKS_PER_SM, STREAMING_SWEEP_F32,
+    STREAMING_SWEEP_F64, StreamingKernel, StreamingShape,
 };
-use gpu_kernels::stencil::{Grid3, STREAMING_KERNELS_F32, STREAMING_KERNELS_F64};
+use gpu_kernels::stencil::{Grid3, STREAMING_KERNELS_F32, STREAMING_KERNELS_F64, Window};
 
 use super::variant::MAX_GRID_YZ;
 use crate::{Error, Result};
@@ -77,25 +79,74 @@ pub fn entry_point(shape: StreamingShape, dtype: &str) -> Result<String> {
 
 /// `shape` with fewer planes per block (halved, down to one) while the grid gives fewer than
 /// [`STREAMING_MIN_BLOCKS_PER_SM`] blocks per SM: on small grids the default's long runs along z
-/// would leave most SMs idle.
+/// would leave most SMs idle. Shapes launched [`IN_WAVES`] fill the GPU by themselves.
 pub fn fill(shape: StreamingShape, grid: Grid3, multiprocessors: u32) -> StreamingShape {
-    let columns = grid.nx.div_ceil(shape.block_points_x()) * grid.ny.div_ceil(shape.block_points_y());
+    if shape.planes == IN_WAVES {
+        return shape;
+    }
+    let (columns, rows) = tiles(shape, grid);
     let wanted = STREAMING_MIN_BLOCKS_PER_SM * multiprocessors;
     let mut planes = shape.planes;
-    while planes > 1 && columns * grid.nz.div_ceil(planes) < wanted {
+    while planes > 1 && columns * rows * grid.nz.div_ceil(planes) < wanted {
         planes /= 2;
     }
     StreamingShape { planes, ..shape }
 }
 
-/// Blocks of `shape.block` threads cover the x–y plane, each thread a `rows × vector` patch;
-/// `⌈nz / planes⌉` blocks share each column of patches along z.
-pub fn launch_config(shape: StreamingShape, grid: Grid3) -> Result<LaunchConfig> {
-    let [bx, by] = shape.block;
-    if bx == 0 || by == 0 || bx * by > 1024 || shape.planes == 0 {
+/// Tiles (one block's patches) across a plane: along x, and rows of them along y.
+fn tiles(shape: StreamingShape, grid: Grid3) -> (u32, u32) {
+    (grid.nx.div_ceil(shape.block_points_x()), grid.ny.div_ceil(shape.block_points_y()))
+}
+
+/// One launch of the seven-point streaming kernel: its blocks and the planes they write.
+#[derive(Clone, Copy, Debug)]
+pub struct StreamingLaunch {
+    pub config: LaunchConfig,
+    pub window: Window,
+}
+
+/// The launch of one time step of `shape` over the planes `z` of `grid` (`0..nz` for all of
+/// them), on a GPU that holds `resident` blocks of the shape at once (the occupancy
+/// calculator's): blocks cover the plane's tiles, and `⌈planes of z / planes⌉` blocks share each
+/// column of tiles along z. [`IN_WAVES`]: if the tiles are at most `resident`, `resident / tiles`
+/// runs per column (at least one), so the launch is one wave; else runs of [`RUN_PLANES`].
+pub fn launch(shape: StreamingShape, grid: Grid3, z: Range<u32>, resident: usize) -> Result<StreamingLaunch> {
+    check(shape, grid)?;
+    if z.is_empty() || z.end > grid.nz {
         return Err(Error::BadArgument(format!(
-            "streaming block {bx}×{by} with {} planes: a block needs 1 to 1024 threads and at least one plane",
-            shape.planes
+            "planes {z:?} are not a non-empty range of the grid's {} planes",
+            grid.nz
+        )));
+    }
+    let (columns, rows) = tiles(shape, grid);
+    let planes = z.len() as u32;
+    let tiles = columns.saturating_mul(rows);
+    let resident = u32::try_from(resident).unwrap_or(u32::MAX);
+    let runs = match shape.planes {
+        IN_WAVES if tiles <= resident => (resident / tiles).clamp(1, planes),
+        IN_WAVES => planes.div_ceil(RUN_PLANES),
+        per_block => planes.div_ceil(per_block),
+    };
+    let grid_dim = (columns, rows, runs);
+    if grid_dim.1 > MAX_GRID_YZ || grid_dim.2 > MAX_GRID_YZ {
+        return Err(Error::BadShape(format!(
+            "the streaming kernel would need {}×{} blocks along y×z for a {}×{}×{} grid, over CUDA's limit of {MAX_GRID_YZ}",
+            grid_dim.1, grid_dim.2, grid.nz, grid.ny, grid.nx
+        )));
+    }
+    let [bx, by] = shape.block;
+    Ok(StreamingLaunch {
+        config: LaunchConfig { grid_dim, block_dim: (bx, by, 1), shared_mem_bytes: 0 },
+        window: Window { z_begin: z.start, z_end: z.end },
+    })
+}
+
+/// The shape's blocks hold 1 to 1024 threads and its vector divides the rows.
+fn check(shape: StreamingShape, grid: Grid3) -> Result<()> {
+    let [bx, by] = shape.block;
+    if bx == 0 || by == 0 || bx * by > 1024 {
+        return Err(Error::BadArgument(format!(
+            "streaming block {bx}×{by}: a block needs 1 to 1024 threads"
         )));
     }
     if !(grid.nx as usize).is_multiple_of(shape.kernel.vector) {
@@ -104,18 +155,15 @@ pub fn launch_config(shape: StreamingShape, grid: Grid3) -> Result<LaunchConfig>
             shape.kernel.vector, grid.nx
         )));
     }
-    let grid_dim = (
-        grid.nx.div_ceil(shape.block_points_x()),
-        grid.ny.div_ceil(shape.block_points_y()),
-        grid.nz.div_ceil(shape.planes),
-    );
-    if grid_dim.1 > MAX_GRID_YZ || grid_dim.2 > MAX_GRID_YZ {
-        return Err(Error::BadShape(format!(
-            "the streaming kernel would need {}×{} blocks along y×z for a {}×{}×{} grid, over CUDA's limit of {MAX_GRID_YZ}",
-            grid_dim.1, grid_dim.2, grid.nz, grid.ny, grid.nx
-        )));
-    }
-    Ok(LaunchConfig { grid_dim, block_dim: (bx, by, 1), shared_mem_bytes: 0 })
+    Ok(())
+}
+
+/// The blocks of a launch of `shape` over the whole grid: blocks of `shape.block` threads cover
+/// the x–y plane, each thread a `rows × vector` patch, and `⌈nz / planes⌉` blocks share each
+/// column of patches along z (a shape [`IN_WAVES`] counts as one run per column here; [`launch`]
+/// splits it for the GPU). For the star and box kernels, which take no window.
+pub fn launch_config(shape: StreamingShape, grid: Grid3) -> Result<LaunchConfig> {
+    Ok(launch(shape, grid, 0..grid.nz, usize::MAX)?.config)
 }
 
 /// The default shape with `kernel`'s entry point.
@@ -137,7 +185,11 @@ impl Describe {
 impl fmt::Display for Describe {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let StreamingShape { block: [bx, by], planes, .. } = self.0;
-        write!(f, "{bx}x{by} {} z{planes}", self.kernel())
+        if planes == IN_WAVES {
+            write!(f, "{bx}x{by} {} waves", self.kernel())
+        } else {
+            write!(f, "{bx}x{by} {} z{planes}", self.kernel())
+        }
     }
 }
 
@@ -201,9 +253,12 @@ mod tests {
 
     #[test]
     fn small_grids_get_fewer_planes_per_block() {
-        let planes = |n: u32| fill(STREAMING_F32, Grid3 { nx: n, ny: n, nz: n }, 132).planes;
+        let runs = StreamingShape { kernel: kernel(4, 1, 0, 1), block: [32, 16], planes: 32 };
+        let planes = |n: u32| fill(runs, Grid3 { nx: n, ny: n, nz: n }, 132).planes;
         // 256³: 32 columns of blocks, 16 planes give 512 blocks; 128³: 8 columns, 2 planes.
-        assert_eq!((planes(512), planes(256), planes(128), planes(3)), (STREAMING_F32.planes, 16, 2, 1));
+        assert_eq!((planes(512), planes(256), planes(128), planes(3)), (32, 16, 2, 1));
+        // A shape launched in waves fills the GPU by itself.
+        assert_eq!(fill(STREAMING_F32, Grid3 { nx: 128, ny: 128, nz: 128 }, 132), STREAMING_F32);
     }
 
     #[test]
@@ -211,9 +266,33 @@ mod tests {
         let shape = STREAMING_F32;
         let refuse = |s: StreamingShape, g: Grid3| launch_config(s, g).unwrap_err().to_string();
         assert!(refuse(StreamingShape { block: [64, 32], ..shape }, CUBE_512).contains("1 to 1024"));
-        assert!(refuse(StreamingShape { planes: 0, ..shape }, CUBE_512).contains("at least one plane"));
         assert!(refuse(shape.with_vector(4), Grid3 { nx: 6, ny: 3, nz: 3 }).contains("does not divide"));
         let tall = Grid3 { nx: 4, ny: 3, nz: 3_000_000 };
         assert!(refuse(StreamingShape { planes: 1, ..shape }, tall).contains("over CUDA's limit"));
+        let err = launch(shape, CUBE_512, 5..5, 264).unwrap_err().to_string();
+        assert!(err.contains("not a non-empty range of the grid's 512 planes"), "{err}");
+        assert!(launch(shape, CUBE_512, 0..513, 264).is_err());
+    }
+
+    #[test]
+    fn one_wave_when_the_tiles_fit_else_runs() {
+        // 256 × 8-point tiles: 2 columns × 64 rows of tiles on 512 × 512 planes.
+        let shape = StreamingShape { kernel: kernel(2, 2, 0, 1), block: [128, 4], planes: IN_WAVES };
+        let blocks = |grid: Grid3, z: Range<u32>, resident: usize| {
+            let launch = launch(shape, grid, z, resident).unwrap();
+            (launch.config.grid_dim, (launch.window.z_begin, launch.window.z_end))
+        };
+        // 132 resident blocks hold the 128 tiles of 512³: one block walks each whole column.
+        assert_eq!(blocks(CUBE_512, 0..512, 132), ((2, 64, 1), (0, 512)));
+        // Few tiles: the columns split into runs that fill the resident blocks, at most one per plane.
+        let small = Grid3 { nx: 128, ny: 128, nz: 128 };
+        assert_eq!(blocks(small, 0..128, 264), ((1, 16, 16), (0, 128)));
+        assert_eq!(blocks(small, 60..63, 264), ((1, 16, 3), (60, 63)));
+        // 4 × 64 tiles on 1024-point rows outnumber 132 blocks: runs of RUN_PLANES planes.
+        let wide = Grid3 { nx: 1024, ny: 512, nz: 256 };
+        assert_eq!(blocks(wide, 0..256, 132), ((4, 64, 256 / RUN_PLANES), (0, 256)));
+        // Planes per block: over the window, whatever the resident blocks.
+        let runs = StreamingShape { planes: 32, ..shape };
+        assert_eq!(launch(runs, wide, 8..100, 1).unwrap().config.grid_dim, (4, 64, 3));
     }
 }
