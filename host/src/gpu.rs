@@ -178,6 +178,17 @@ impl Gpu {
         &self.stream
     }
 
+    /// A second stream, at the GPU's highest priority (its blocks are scheduled before those of
+    /// [`stream`](Self::stream) when both wait), e.g. for a halo exchange that overlaps a kernel.
+    /// Work on it is ordered against the first stream only through events
+    /// (`CudaStream::join`).
+    pub fn side_stream(&self) -> Result<Arc<CudaStream>> {
+        self.ctx.bind_to_thread().context(|| "binding the CUDA context to this thread".into())?;
+        let (_, greatest) = cudarc::driver::result::stream::get_priority_range()
+            .context(|| "reading the stream priorities".into())?;
+        self.ctx.new_stream_with_priority(greatest).context(|| "creating a second stream".into())
+    }
+
     /// The kernel entry point `name` of the PTX module (looked up once, then cached).
     pub fn function(&self, name: &str) -> Result<CudaFunction> {
         let mut functions = self.functions.lock().unwrap_or_else(|e| e.into_inner());

@@ -24,12 +24,14 @@ fn bitwise_equal_to_one_gpu<T: Element + cudarc::nccl::NcclType>(
     variant: StencilVariant,
     shape: (usize, usize, usize),
     (steps, halo): (usize, usize),
+    overlap: bool,
 ) {
     let seed = random::fresh_seed();
     let input = random::random_grid::<T>(shape, seed).unwrap();
     let coeffs = random_coeffs::<T>(seed ^ 0x5eed);
     let single = stencil::run(&gpus[0], variant, input.view(), coeffs, steps).unwrap();
     let mut run = SlabRun::new(gpus, input.view(), coeffs, halo).unwrap();
+    run.set_overlap(overlap);
     run.run(variant, steps).unwrap();
     let multi = run.output().unwrap();
     assert_eq!(multi.dim(), single.dim());
@@ -37,7 +39,7 @@ fn bitwise_equal_to_one_gpu<T: Element + cudarc::nccl::NcclType>(
         multi.iter().zip(single.iter()).position(|(m, s)| m.to_f64().to_bits() != s.to_f64().to_bits());
     assert!(
         first.is_none(),
-        "{variant} {} on {shape:?} over {} GPUs, {steps} steps, halo {halo}, seed {seed}: first difference at flat index {first:?}",
+        "{variant} {} on {shape:?} over {} GPUs, {steps} steps, halo {halo}, overlap {overlap}, seed {seed}: first difference at flat index {first:?}",
         T::NAME,
         gpus.len()
     );
@@ -48,15 +50,23 @@ fn bitwise_equal_to_one_gpu<T: Element + cudarc::nccl::NcclType>(
 fn two_gpus_equal_one_bit_for_bit() {
     let gpus = gpus(2);
     // nz that does not divide evenly; the thinnest split (slabs of 4 and 3 planes); a long run;
-    // halos of 1 to 3 planes (exchanges every 1 to 3 steps; 100 steps are no multiple of 3).
+    // halos of 1 to 3 planes (exchanges every 1 to 3 steps; 100 steps are no multiple of 3);
+    // the streaming kernel with its exchange overlapped (the default) and after the step.
     for shape in [(1001, 67, 129), (7, 20, 33)] {
-        for variant in [StencilVariant::Streaming, StencilVariant::Basic] {
+        for (variant, overlap) in [
+            (StencilVariant::Streaming, true),
+            (StencilVariant::Streaming, false),
+            (StencilVariant::Basic, true),
+        ] {
             for halo in 1..=3 {
-                bitwise_equal_to_one_gpu::<f32>(&gpus, variant, shape, (100, halo));
-                bitwise_equal_to_one_gpu::<f64>(&gpus, variant, shape, (100, halo));
+                bitwise_equal_to_one_gpu::<f32>(&gpus, variant, shape, (100, halo), overlap);
+                bitwise_equal_to_one_gpu::<f64>(&gpus, variant, shape, (100, halo), overlap);
             }
         }
     }
+    // The default halo on a grid whose slabs' sent planes do not meet, overlapped.
+    let halo = host::distributed::DEFAULT_HALO;
+    bitwise_equal_to_one_gpu::<f32>(&gpus, StencilVariant::Streaming, (130, 97, 67), (50, halo), true);
 }
 
 #[test]

@@ -118,6 +118,11 @@ struct Args {
     /// deeper halo means fewer exchanges for a little redundant work; the result is the same).
     #[arg(long, default_value_t = host::distributed::DEFAULT_HALO as u32, value_parser = clap::value_parser!(u32).range(1..))]
     halo: u32,
+    /// With --gpus: exchange the halos after each exchanging step instead of overlapping the
+    /// exchange with the update of the inner planes (the streaming kernel overlaps by default;
+    /// the book's kernels never do). To measure what the overlap hides.
+    #[arg(long)]
+    no_overlap: bool,
 }
 
 /// `--gpus`: a count, or every GPU the driver sees.
@@ -226,6 +231,7 @@ fn run_gpus(args: &Args, count: GpuCount) -> Result<ExitCode> {
             "dtype",
             "GPUs",
             "variant",
+            "overlap",
             "ms/step",
             "compute ms/step",
             "exposed exchange",
@@ -238,6 +244,7 @@ fn run_gpus(args: &Args, count: GpuCount) -> Result<ExitCode> {
                 r["dtype"].as_str().unwrap_or("").into(),
                 r["gpus"].to_string(),
                 r["variant"].as_str().unwrap_or("").into(),
+                if r["overlap"] == true { "yes" } else { "no" }.into(),
                 f("ms_per_step", 4),
                 f("compute_ms_per_step", 4),
                 f("exposed_exchange_ms_per_step", 4),
@@ -280,6 +287,7 @@ fn run_slabs<T: Element + cudarc::nccl::NcclType>(
         }
         _ => SlabRun::new(gpus, input.view(), coeffs, args.halo as usize)?,
     };
+    run.set_overlap(!args.no_overlap);
     let row = measure(
         &mut run,
         &gpus[0],
@@ -289,7 +297,8 @@ fn run_slabs<T: Element + cudarc::nccl::NcclType>(
         !args.no_verify,
     )?;
     Ok(json!({
-        "dtype": T::NAME, "gpus": row.gpus, "halo": args.halo, "variant": job.variant.name(), "ms_per_step": row.ms_per_step,
+        "dtype": T::NAME, "gpus": row.gpus, "halo": args.halo, "overlap": row.overlap, "variant": job.variant.name(),
+        "ms_per_step": row.ms_per_step,
         "compute_ms_per_step": row.compute_ms_per_step,
         "exposed_exchange_ms_per_step": row.ms_per_step - row.compute_ms_per_step,
         "gpoints_per_s": input.len() as f64 / row.ms_per_step / 1e6,
@@ -776,6 +785,10 @@ mod tests {
         assert_eq!(parse(&["--gpus", "env", "--nccl-id", "/tmp/id"]).unwrap().gpus, Some(GpuCount::Env));
         assert_eq!(parse(&[]).unwrap().halo as usize, host::distributed::DEFAULT_HALO);
         assert_eq!(parse(&["--gpus", "2", "--halo", "4"]).unwrap().halo, 4);
+        assert!(
+            !parse(&["--gpus", "2"]).unwrap().no_overlap
+                && parse(&["--gpus", "2", "--no-overlap"]).unwrap().no_overlap
+        );
         assert!(parse(&["--gpus", "2", "--halo", "0"]).is_err(), "a halo of at least one plane");
         for bad in ["0", "two", "1.5"] {
             let err = parse(&["--gpus", bad]).unwrap_err().to_string();

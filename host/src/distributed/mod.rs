@@ -8,24 +8,33 @@
 //! ([`SlabRun::new`]: NCCL's communicators for all of them made at once), or one process per
 //! GPU ([`SlabRun::for_rank`], with the rank, world size and local GPU that `torchrun` or an
 //! MPI launcher sets, [`Ranks::from_env`], and NCCL's unique id passed through a file,
-//! [`shared_id`]), the shape that also runs across nodes. Either way each step's sends and
+//! [`shared_id`]), the shape that also runs across nodes. Either way each exchange's sends and
 //! receives go out as one NCCL group. NCCL is loaded at run time, like the driver; without it
 //! both fail with [`Error::NoNccl`] and everything single-GPU still works.
+//!
+//! With the streaming kernel the exchange overlaps the update ([`SlabRun::set_overlap`], on by
+//! default): a step after which halos are exchanged first computes the planes each GPU sends
+//! ([`Slab::edges`]), on a second stream of higher priority that then runs the exchange, while
+//! the first stream computes the other owned planes ([`Slab::inner`]); the next step waits for
+//! both. The book's kernels, which update the whole grid, exchange after the step.
 
 pub mod slab;
 
 use std::ops::Range;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use cudarc::driver::{CudaSlice, CudaStream};
 use cudarc::nccl::{Comm, Id, NcclType, group_end, group_start};
 use gpu_kernels::stencil::Coeffs;
 use ndarray::{Array3, ArrayView3, Axis, s};
 
 pub use slab::{Slab, split_z};
 
+use crate::error::CudaContext as _;
 use crate::stats::median_after_warm_up;
-use crate::stencil::{StencilProblem, StencilVariant, grid_of};
+use crate::stencil::{StencilProblem, StencilVariant, StepLaunch, grid_of};
 use crate::{Element, Error, Gpu, Result};
 
 /// Fails with [`Error::NoNccl`] when `libnccl` cannot be loaded.
@@ -144,6 +153,8 @@ pub struct SlabRun<'g, T: Element> {
     plane: usize,
     /// Halo planes on each inner side of a slab, and steps between exchanges.
     halo: usize,
+    /// Whether the streaming kernel's exchanges overlap the update of the inner planes.
+    overlap: bool,
 }
 
 /// The default depth of the halos and steps between exchanges: after an exchange, the `d`-th
@@ -156,11 +167,20 @@ pub struct SlabRun<'g, T: Element> {
 /// f32, 0.5629, 0.5573 and 0.5562 in f64.
 pub const DEFAULT_HALO: usize = 4;
 
-/// One slab driven by this process: its rank, problem and communicator.
+/// One slab driven by this process: its rank, problem, communicator, and the second stream
+/// (of its GPU) on which the communicator runs.
 struct Part<'g, T: Element> {
     rank: usize,
     problem: StencilProblem<'g, T>,
     comm: Comm,
+    side: Arc<CudaStream>,
+}
+
+/// A step after which halos are exchanged, in two parts: the planes sent ([`Slab::edges`]) on
+/// the side stream, the others ([`Slab::inner`], if any) on the GPU's stream meanwhile.
+struct SplitStep {
+    edges: StepLaunch,
+    inner: Option<StepLaunch>,
 }
 
 impl<'g, T: Element + NcclType> SlabRun<'g, T> {
@@ -179,14 +199,12 @@ impl<'g, T: Element + NcclType> SlabRun<'g, T> {
             .zip(gpus)
             .map(|(slab, gpu)| StencilProblem::new(gpu, input.slice(s![slab.local_planes(), .., ..]), coeffs))
             .collect::<Result<Vec<_>>>()?;
-        let streams = gpus.iter().map(|gpu| gpu.stream().clone()).collect();
-        let comms = Comm::from_devices(streams).map_err(nccl_error("creating the NCCL communicators"))?;
-        let parts = problems.into_iter().zip(comms).enumerate().map(|(rank, (problem, comm))| Part {
-            rank,
-            problem,
-            comm,
-        });
-        Ok(Self { slabs, parts: parts.collect(), plane, halo })
+        let sides = gpus.iter().map(|gpu| gpu.side_stream()).collect::<Result<Vec<_>>>()?;
+        let comms =
+            Comm::from_devices(sides.clone()).map_err(nccl_error("creating the NCCL communicators"))?;
+        let parts = problems.into_iter().zip(comms).zip(sides).enumerate();
+        let parts = parts.map(|(rank, ((problem, comm), side))| Part { rank, problem, comm, side });
+        Ok(Self { slabs, parts: parts.collect(), plane, halo, overlap: true })
     }
 
     /// This process's slab of `input` (the whole grid, the same on every rank) on `gpu`, as
@@ -210,14 +228,29 @@ impl<'g, T: Element + NcclType> SlabRun<'g, T> {
             ))
         })?;
         let problem = StencilProblem::new(gpu, input.slice(s![slab.local_planes(), .., ..]), coeffs)?;
-        let comm = Comm::from_rank(gpu.stream().clone(), ranks.rank, ranks.world_size, id)
+        let side = gpu.side_stream()?;
+        let comm = Comm::from_rank(side.clone(), ranks.rank, ranks.world_size, id)
             .map_err(nccl_error("joining the NCCL communicator"))?;
-        Ok(Self { slabs, parts: vec![Part { rank: ranks.rank, problem, comm }], plane, halo })
+        let part = Part { rank: ranks.rank, problem, comm, side };
+        Ok(Self { slabs, parts: vec![part], plane, halo, overlap: true })
     }
 
     /// The slabs, one per GPU (every rank's).
     pub fn slabs(&self) -> &[Slab] {
         &self.slabs
+    }
+
+    /// Whether the streaming kernel's halo exchanges overlap the update of the inner planes
+    /// (on by default; off, the exchange follows the step, as with the book's kernels). The
+    /// result is the same either way.
+    pub fn set_overlap(&mut self, overlap: bool) {
+        self.overlap = overlap;
+    }
+
+    /// Whether `variant`'s exchanges overlap the update ([`set_overlap`](Self::set_overlap)):
+    /// only the streaming kernel updates a range of planes.
+    pub fn overlaps(&self, variant: StencilVariant) -> bool {
+        self.overlap && variant == StencilVariant::Streaming
     }
 
     /// Runs `steps` time steps of `variant` (one that takes single steps: streaming or the
@@ -236,33 +269,94 @@ impl<'g, T: Element + NcclType> SlabRun<'g, T> {
         }
         let launches =
             self.parts.iter().map(|p| p.problem.step_launch(variant)).collect::<Result<Vec<_>>>()?;
+        let split = if exchange && self.overlaps(variant) {
+            let split = |part: &Part<'g, T>| -> Result<SplitStep> {
+                let slab = self.slabs[part.rank];
+                let inner = Some(slab.inner()).filter(|r| !r.is_empty());
+                Ok(SplitStep {
+                    edges: part.problem.step_launch_over(&slab.edges())?,
+                    inner: inner.map(|r| part.problem.step_launch_over(&[r])).transpose()?,
+                })
+            };
+            Some(self.parts.iter().map(split).collect::<Result<Vec<_>>>()?)
+        } else {
+            None
+        };
         for part in &mut self.parts {
             part.problem.start_steps()?;
         }
         self.synchronize()?;
         let started = Instant::now();
         for done in 1..=steps {
-            for (part, launch) in self.parts.iter_mut().zip(&launches) {
-                part.problem.step(launch)?;
-            }
-            if exchange && done % self.halo == 0 && done < steps {
-                self.exchange_halos()?;
+            let exchange_now = exchange && done % self.halo == 0 && done < steps;
+            match &split {
+                Some(split) if exchange_now => self.split_step_and_exchange(split)?,
+                _ => {
+                    for (part, launch) in self.parts.iter_mut().zip(&launches) {
+                        part.problem.step(launch)?;
+                    }
+                    if exchange_now {
+                        self.exchange_after_step()?;
+                    }
+                }
             }
         }
         self.synchronize()?;
         Ok(started.elapsed().as_secs_f64() * 1e3)
     }
 
-    /// Each slab's boundary planes to its neighbours' halos, as one NCCL group on each GPU's
-    /// stream (after that GPU's step, before its next).
-    fn exchange_halos(&mut self) -> Result<()> {
+    /// One step whose sent planes go out while the rest is computed: on each GPU the side
+    /// stream waits for the last step, computes the edges and exchanges them, while the GPU's
+    /// stream computes the inner planes; the GPU's stream then waits for the exchange.
+    fn split_step_and_exchange(&mut self, split: &[SplitStep]) -> Result<()> {
+        for (part, step) in self.parts.iter_mut().zip(split) {
+            let main = part.problem.gpu().stream().clone();
+            part.side
+                .join(&main)
+                .context(|| "ordering the halo planes' update after the last step".into())?;
+            part.problem.step_part(&step.edges, &part.side)?;
+            if let Some(inner) = &step.inner {
+                part.problem.step_part(inner, &main)?;
+            }
+        }
+        self.exchange(StencilProblem::next_mut)?;
+        for part in &mut self.parts {
+            let main = part.problem.gpu().stream().clone();
+            main.join(&part.side).context(|| "ordering the next step after the halo exchange".into())?;
+            part.problem.finish_step()?;
+        }
+        Ok(())
+    }
+
+    /// The exchange after a whole step (the book's kernels, or without overlap): the side
+    /// streams wait for the step, and the GPUs' streams for the exchange.
+    fn exchange_after_step(&mut self) -> Result<()> {
+        for part in &self.parts {
+            part.side
+                .join(part.problem.gpu().stream())
+                .context(|| "ordering the halo exchange after the step".into())?;
+        }
+        self.exchange(StencilProblem::current_mut)?;
+        for part in &self.parts {
+            let main = part.problem.gpu().stream();
+            main.join(&part.side).context(|| "ordering the next step after the halo exchange".into())?;
+        }
+        Ok(())
+    }
+
+    /// Each slab's sent planes of the buffer that `buffer` picks to its neighbours' halos in the
+    /// same buffer, as one NCCL group on the side streams.
+    fn exchange(
+        &mut self,
+        buffer: impl for<'p> Fn(&'p mut StencilProblem<'g, T>) -> Result<&'p mut CudaSlice<T>>,
+    ) -> Result<()> {
         let plane = self.plane;
         let points = |planes: Range<usize>| planes.start * plane..planes.end * plane;
         group_start().map_err(nccl_error("starting the halo exchange"))?;
         let mut exchange = || -> Result<()> {
-            for Part { rank, problem, comm } in &mut self.parts {
+            for Part { rank, problem, comm, .. } in &mut self.parts {
                 let (rank, slab) = (*rank, self.slabs[*rank]);
-                let buffer = problem.current_mut()?;
+                let buffer = buffer(problem)?;
                 for (send, receive, peer) in [
                     (slab.send_below(), slab.receive_below(), rank.wrapping_sub(1)),
                     (slab.send_above(), slab.receive_above(), rank + 1),
@@ -286,7 +380,11 @@ impl<'g, T: Element + NcclType> SlabRun<'g, T> {
     }
 
     fn synchronize(&self) -> Result<()> {
-        self.parts.iter().try_for_each(|p| p.problem.gpu().synchronize())
+        for part in &self.parts {
+            part.side.synchronize().context(|| "waiting for the halo exchange".into())?;
+            part.problem.gpu().synchronize()?;
+        }
+        Ok(())
     }
 
     /// The global planes this process's result covers: the whole grid when it drives every
@@ -316,6 +414,8 @@ impl<'g, T: Element + NcclType> SlabRun<'g, T> {
 #[derive(Clone, Copy, Debug)]
 pub struct ScalingRow {
     pub gpus: usize,
+    /// Whether the exchange overlapped the update ([`SlabRun::overlaps`]).
+    pub overlap: bool,
     /// Median wall time per step with the halo exchange.
     pub ms_per_step: f64,
     /// Median wall time per step of the steps alone (no exchange).
@@ -348,7 +448,13 @@ pub fn measure<T: Element + NcclType>(
     } else {
         None
     };
-    Ok(ScalingRow { gpus: run.slabs.len(), ms_per_step, compute_ms_per_step, bitwise_equal })
+    Ok(ScalingRow {
+        gpus: run.slabs.len(),
+        overlap: run.overlaps(variant),
+        ms_per_step,
+        compute_ms_per_step,
+        bitwise_equal,
+    })
 }
 
 #[cfg(test)]

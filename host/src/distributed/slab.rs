@@ -53,6 +53,25 @@ impl Slab {
         end - self.above..end
     }
 
+    /// The local planes a step computes first when halos are exchanged after it, so that the
+    /// exchange overlaps the rest ([`inner`](Self::inner)): the planes sent to each neighbour,
+    /// one range per side that has one, merged into one when they meet.
+    pub fn edges(self) -> Vec<Range<usize>> {
+        let (below, above) = (self.send_below(), self.send_above());
+        match (below.is_empty(), above.is_empty()) {
+            (false, false) if below.end >= above.start => std::iter::once(below.start..above.end).collect(),
+            _ => [below, above].into_iter().filter(|r| !r.is_empty()).collect(),
+        }
+    }
+
+    /// The local planes a step computes while the halos are exchanged: the owned planes between
+    /// the [`edges`](Self::edges) (empty when they meet). The halo planes are computed by
+    /// neither: the exchange writes them.
+    pub fn inner(self) -> Range<usize> {
+        let (below, above) = (self.send_below(), self.send_above());
+        if below.end >= above.start { below.end..below.end } else { below.end..above.start }
+    }
+
     /// The local halo planes received from the slab below.
     pub fn receive_below(self) -> Range<usize> {
         0..self.below
@@ -162,6 +181,38 @@ mod tests {
                 assert!(owned(upper, global(upper, upper.send_below())));
             }
         }
+    }
+
+    #[test]
+    fn edges_and_inner_planes_cover_the_owned_planes_once() {
+        for (nz, parts, halo) in
+            [(1001, 2, 4), (40, 4, 2), (33, 3, 4), (9, 3, 1), (7, 2, 3), (16, 4, 4), (5, 1, 2)]
+        {
+            for slab in split_z(nz, parts, halo, 1).unwrap() {
+                let mut covered = vec![0; slab.local_depth()];
+                for range in slab.edges().into_iter().chain([slab.inner()]) {
+                    covered[range].iter_mut().for_each(|c| *c += 1);
+                }
+                let owned = slab.owned_local();
+                for (plane, &count) in covered.iter().enumerate() {
+                    let expected = usize::from(owned.contains(&plane));
+                    assert_eq!(count, expected, "{nz}/{parts}/{halo} {slab:?}: local plane {plane}");
+                }
+                for send in [slab.send_below(), slab.send_above()].into_iter().filter(|s| !s.is_empty()) {
+                    assert!(slab.edges().iter().any(|e| e.start <= send.start && send.end <= e.end));
+                }
+            }
+        }
+        let middle = split_z(100, 3, 4, 1).unwrap()[1];
+        assert_eq!((middle.edges(), middle.inner()), (vec![4..8, 33..37], 8..33));
+        let single = split_z(5, 1, 2, 1).unwrap()[0];
+        assert_eq!((single.edges(), single.inner()), (vec![], 0..5));
+        let thin = split_z(12, 3, 4, 1).unwrap()[1];
+        assert_eq!(
+            (thin.edges(), thin.inner()),
+            (std::iter::once(4..8).collect(), 8..8),
+            "edges that meet merge"
+        );
     }
 
     #[test]
