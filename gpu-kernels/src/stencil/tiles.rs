@@ -88,19 +88,20 @@ pub const STREAMING_MIN_BLOCKS_PER_SM: u32 = 2;
 
 /// The streaming kernel's default shape for `f32`: 16-byte rows (4 points), one row per
 /// thread, no extra register planes, the plane after the register queue prefetched into L2,
-/// 64×8 threads, launched [`IN_WAVES`]. Chosen by `tune_streaming --planes 32,waves` on an H200
-/// (2026-12-01): at 512³ 97.4 % of the copy, the fastest of 248 shapes (the former default,
-/// 32×16 with runs of 32 planes, 95.3 %); at 256×512×2048, whose tiles outnumber the resident
-/// blocks, its runs of 32 planes are the fastest shape (91.4 %); at 256×512×1024 within 0.8 % of
-/// the fastest (docs/stencil-h200.md).
-pub const STREAMING_F32: StreamingShape = shape([64, 8], 4, 1, 0, 1, IN_WAVES);
+/// 128×4 threads (a tile of 512 × 4 points), launched [`IN_WAVES`]. Chosen by
+/// `tune_streaming --planes 32,waves` on an H200 (2026-12-01, 124 shapes per grid): 97.0 % of the
+/// copy at 512³ and 96.5 % at 256×512×1024, the best worst case of the two (the former default,
+/// 32×16 threads with runs of 32 planes, 95.5 % and 96.0 %); 98.2 % at 128³ and 88.9 % at
+/// 256×512×2048 (4 MiB planes, 90.7 % for the best shape there; docs/stencil-h200.md).
+pub const STREAMING_F32: StreamingShape = shape([128, 4], 4, 1, 0, 1, IN_WAVES);
 
-/// The streaming kernel's default shape for `f64`: 16-byte rows of 2 points, two rows per thread,
-/// 128×4 threads (92 registers, one block per SM), launched [`IN_WAVES`]. Same tuner run: at
-/// 512³ 97.2 % of the copy (the former default, the `f32` one with half the points, 94.4 %); at
-/// 256×512×1024, whose 256 tiles outnumber the 132 resident blocks, runs of 32 planes, the
-/// fastest shape there (90.7 %).
-pub const STREAMING_F64: StreamingShape = shape([128, 4], 2, 2, 0, 1, IN_WAVES);
+/// The streaming kernel's default shape for `f64`: 16-byte rows of 2 points, two rows per thread
+/// (92 registers), 64×4 threads (a tile of 128 × 8 points, two blocks per SM), launched
+/// [`IN_WAVES`]. Same tuner run (94 shapes per grid): 95.9 % of the copy at 512³ (the best,
+/// 64×8, 96.5 %; the former default, 32×16 with one row and runs of 32 planes, 94.2 %), 89.8 % at
+/// 256×512×1024 (the best 90.4 %), 102.4 % at 128³, the best there (128 points wide: wider tiles
+/// leave threads idle on 128-point rows), 88.5 % at 256×512×2048.
+pub const STREAMING_F64: StreamingShape = shape([64, 4], 2, 2, 0, 1, IN_WAVES);
 
 /// The benchmarks' streaming sweep for `f32`: the default, then one change at a time (no
 /// prefetch, prefetch 2, 8 or 2 points per thread, 2 rows per thread, one plane ahead in
