@@ -25,6 +25,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use plotters::prelude::*;
+
+use crate::scaling_report::SCALING_COMMANDS;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde::Deserialize;
 
@@ -71,6 +73,8 @@ pub struct Options {
     pub peers: Option<PathBuf>,
     /// The merge peers' JSON (default: `<criterion dir>/merge_peers.json`, if it exists).
     pub merge_peers: Option<PathBuf>,
+    /// The several-GPU runs' JSON (default: `<criterion dir>/stencil_scaling.json`, if it exists).
+    pub scaling: Option<PathBuf>,
 }
 
 /// `new/benchmark.json`, as criterion 0.8 writes it (`report::BenchmarkId`).
@@ -1275,6 +1279,8 @@ pub fn render(
          cargo build --release --bin stencil --bin merge\n\
          {PEERS_COMMAND}\n\
          {MERGE_PEERS_COMMAND}\n\
+         # on a machine with several GPUs, gathered into target/criterion/stencil_scaling.json:\n\
+         # {SCALING_COMMANDS}\n\
          cargo xtask bench-report\n\
          ```\n\n\
          `cargo xtask bench-report [--criterion-dir DIR] [--out FILE] [--commit REV] [--peers FILE] \
@@ -1355,12 +1361,14 @@ pub struct Written {
     pub charts: Vec<PathBuf>,
 }
 
-/// Where `generate` reads the peers' results: each file is optional.
+/// Where `generate` reads the peers' and the several-GPU runs' results: each file is optional.
 pub struct PeerFiles {
     /// `stencil_peers.json`.
     pub stencil: PathBuf,
     /// `merge_peers.json`.
     pub merge: PathBuf,
+    /// `stencil_scaling.json` ([`crate::scaling_report`]).
+    pub scaling: PathBuf,
 }
 
 /// Reads the results in `criterion_dir` and the peers' in `peer_files` (those that exist) and
@@ -1394,7 +1402,13 @@ pub fn generate(
     } else {
         Vec::new()
     };
-    let report = render(&groups, &stamp, &commentary, stem, &commentary_file)?;
+    let mut report = render(&groups, &stamp, &commentary, stem, &commentary_file)?;
+    if let Some(runs) = crate::scaling_report::read(&peer_files.scaling)? {
+        let (section, charts) = crate::scaling_report::render(&runs, stem)?;
+        report.markdown.push_str("\n\n");
+        report.markdown.push_str(section.trim_end());
+        report.charts.extend(charts);
+    }
     let charts_dir = out_dir.join(stem);
     std::fs::create_dir_all(&charts_dir).map_err(|e| format!("creating {}: {e}", charts_dir.display()))?;
     let mut written = Vec::new();
@@ -1436,7 +1450,12 @@ pub fn run(options: &Options) -> Result<(), String> {
     if options.merge_peers.is_some() && !merge_peers.exists() {
         eprintln!("xtask: warning: {} not found: no merge peer rows", merge_peers.display());
     }
-    let peer_files = PeerFiles { stencil: peers, merge: merge_peers };
+    let scaling =
+        options.scaling.clone().unwrap_or_else(|| criterion_dir.join(crate::scaling_report::SCALING_FILE));
+    if options.scaling.is_some() && !scaling.exists() {
+        eprintln!("xtask: warning: {} not found: no several-GPU section", scaling.display());
+    }
+    let peer_files = PeerFiles { stencil: peers, merge: merge_peers, scaling };
     let written = generate(&criterion_dir, &peer_files, &out, commit, host::report::today_utc())?;
     println!(
         "wrote {} ({} groups, {} benchmarks from {}) and {} charts in {}",
@@ -1542,13 +1561,17 @@ mod tests {
 
     /// The peer files bench-report reads by default, in the criterion directory `criterion`.
     fn default_files(criterion: &Path) -> PeerFiles {
-        PeerFiles { stencil: criterion.join(PEERS_FILE), merge: criterion.join(MERGE_PEERS_FILE) }
+        PeerFiles {
+            stencil: criterion.join(PEERS_FILE),
+            merge: criterion.join(MERGE_PEERS_FILE),
+            scaling: criterion.join(crate::scaling_report::SCALING_FILE),
+        }
     }
 
     /// Peer files that do not exist.
     fn no_files() -> PeerFiles {
         let none = PathBuf::from("/nonexistent/none.json");
-        PeerFiles { stencil: none.clone(), merge: none }
+        PeerFiles { stencil: none.clone(), merge: none.clone(), scaling: none }
     }
 
     fn groups_of(root: &Path) -> Vec<Group> {
@@ -2007,7 +2030,11 @@ mod tests {
         let file = tmp.path().join("peers.json");
         std::fs::write(&file, peers.to_string()).unwrap();
         let out = tmp.path().join("benchmarks.md");
-        let files = PeerFiles { stencil: file, merge: tmp.path().join("none.json") };
+        let files = PeerFiles {
+            stencil: file,
+            merge: tmp.path().join("none.json"),
+            scaling: tmp.path().join("none.json"),
+        };
         generate(&criterion, &files, &out, "x".into(), "y".into()).unwrap();
         let md = std::fs::read_to_string(&out).unwrap();
         assert!(md.contains("| `peer/torch.compile` | 4.000 µs | 65.54 | 30.0 | - |\n"));

@@ -4,11 +4,13 @@
 //! shared memory, stack frame and spills. Without `ptxas` it says so and still succeeds.
 //!
 //! `cargo xtask bench-report [--criterion-dir DIR] [--out FILE] [--commit REV] [--peers FILE]
-//! [--merge-peers FILE]`: writes `docs/benchmarks.md` and SVG charts in `docs/benchmarks/` from
-//! criterion's saved results and the peers' (`benches/peers/stencil_peers.py`,
-//! `benches/peers/merge_peers.py`) (see `bench_report.rs`).
+//! [--merge-peers FILE] [--scaling FILE]`: writes `docs/benchmarks.md` and SVG charts in
+//! `docs/benchmarks/` from criterion's saved results, the peers' (`benches/peers/stencil_peers.py`,
+//! `benches/peers/merge_peers.py`) and the several-GPU runs' (`stencil --gpus … --json`) (see
+//! `bench_report.rs` and `scaling_report.rs`).
 
 mod bench_report;
+mod scaling_report;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
@@ -52,6 +54,10 @@ enum Task {
         /// to the merge_variants tables (default: <criterion dir>/merge_peers.json, if it exists).
         #[arg(long)]
         merge_peers: Option<PathBuf>,
+        /// Several-GPU runs (`stencil --gpus … --json` reports gathered into one JSON array), as a
+        /// table and charts of their own (default: <criterion dir>/stencil_scaling.json, if it exists).
+        #[arg(long)]
+        scaling: Option<PathBuf>,
     },
 }
 
@@ -167,13 +173,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match &cli.task {
         Task::BuildPtx { arch, ptxas_arch } => build_ptx(arch.as_deref(), ptxas_arch),
-        Task::BenchReport { criterion_dir, out, commit, peers, merge_peers } => {
+        Task::BenchReport { criterion_dir, out, commit, peers, merge_peers, scaling } => {
             bench_report::run(&bench_report::Options {
                 criterion_dir: criterion_dir.clone(),
                 out: out.clone(),
                 commit: commit.clone(),
                 peers: peers.clone(),
                 merge_peers: merge_peers.clone(),
+                scaling: scaling.clone(),
             })
         }
     };
