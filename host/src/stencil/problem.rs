@@ -69,10 +69,12 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         }
     }
 
-    /// The streaming kernel's default shape for this grid ([`streaming::fill`]).
+    /// The streaming kernel's default shape for this grid: its block narrowed to the rows
+    /// ([`streaming::narrow`]), its planes per block filling the GPU ([`streaming::fill`]).
     fn streaming_default(&self) -> StreamingShape {
         let sms = self.gpu.info.multiprocessors.max(1) as u32;
-        streaming::fill(streaming::default_shape(T::NAME), self.grid, sms)
+        let shape = streaming::narrow(streaming::default_shape(T::NAME), self.grid, T::NAME);
+        streaming::fill(shape, self.grid, sms)
     }
 
     /// `steps` time steps with the temporal kernel: passes of `fuse` steps each (default: the

@@ -7,6 +7,7 @@ use std::fmt;
 use std::ops::Range;
 
 use cudarc::driver::LaunchConfig;
+use gpu_kernels::device::warp::LANES;
 use gpu_kernels::stencil::tiles::{
     IN_WAVES, RUN_PLANES, STREAMING_F32, STREAMING_F64, STREAMING_MIN_BLOCKS_PER_SM, STREAMING_SWEEP_F32,
     STREAMING_SWEEP_F64, StreamingKernel, StreamingShape,
@@ -60,6 +61,20 @@ pub fn fit(shape: StreamingShape, grid: Grid3, dtype: &str) -> StreamingShape {
         }
     }
     StreamingShape { kernel: StreamingKernel { vector: 1, ..default_shape(dtype).kernel }, ..shape }
+}
+
+/// `shape` with its block made narrower and taller, the same threads, while half its width still
+/// spans the grid's rows (down to a warp): threads past the end of a row do nothing, and on
+/// narrow grids a wide block would leave most of its threads so. E.g. the `f32` default's 128×4
+/// threads of 4 points on 128-point rows become 32×16 (at 128³ on an H200, 126.8 % of the copy
+/// instead of 98.2 %, `tune_streaming`).
+pub fn narrow(shape: StreamingShape, grid: Grid3, dtype: &str) -> StreamingShape {
+    let vector = fit(shape, grid, dtype).kernel.vector as u32;
+    let [mut bx, mut by] = shape.block;
+    while bx / 2 >= LANES && bx.is_multiple_of(2) && (bx / 2) * vector >= grid.nx {
+        (bx, by) = (bx / 2, by * 2);
+    }
+    StreamingShape { block: [bx, by], ..shape }
 }
 
 /// The entry point of `shape` for `dtype`, if it is built.
@@ -249,6 +264,23 @@ mod tests {
         );
         let odd = launch_config(shape.with_vector(1), Grid3 { nx: 33, ny: 31, nz: 29 }).unwrap();
         assert_eq!(odd.grid_dim, (2, 4, 1));
+    }
+
+    #[test]
+    fn blocks_narrow_to_the_rows_they_span() {
+        let shape = StreamingShape { kernel: kernel(4, 1, 0, 1), block: [128, 4], planes: IN_WAVES };
+        let block = |nx: u32| narrow(shape, Grid3 { nx, ny: 64, nz: 64 }, "f32").block;
+        assert_eq!(block(512), [128, 4], "512 points take 128 threads of 4");
+        assert_eq!(block(300), [128, 4], "64 threads of 4 would not span 300 points");
+        assert_eq!(block(256), [64, 8]);
+        assert_eq!(block(128), [32, 16]);
+        assert_eq!(block(8), [32, 16], "down to a warp");
+        // Odd rows take one point per load: 128 threads span only 128 points.
+        assert_eq!(block(129), [128, 4]);
+        assert_eq!(
+            narrow(StreamingShape { block: [96, 4], ..shape }, Grid3 { nx: 8, ny: 8, nz: 8 }, "f32").block,
+            [48, 8]
+        );
     }
 
     #[test]
