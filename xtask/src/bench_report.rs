@@ -26,7 +26,7 @@ use std::process::Command;
 
 use plotters::prelude::*;
 
-use crate::scaling_report::SCALING_COMMANDS;
+use crate::scaling_report::{SCALING_COMMANDS, SCALING_FILE};
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 use serde::Deserialize;
 
@@ -1284,10 +1284,11 @@ pub fn render(
          cargo xtask bench-report\n\
          ```\n\n\
          `cargo xtask bench-report [--criterion-dir DIR] [--out FILE] [--commit REV] [--peers FILE] \
-         [--merge-peers FILE]` reads criterion's latest results (`<criterion dir>/**/new/benchmark.json` and \
+         [--merge-peers FILE] [--scaling FILE]` reads criterion's latest results (`<criterion dir>/**/new/benchmark.json` and \
          `estimates.json`, by default in `target/criterion`, and `gpu-info.json` there) and the peers' results \
          (`--peers`, by default `<criterion dir>/{PEERS_FILE}`, and `--merge-peers`, by default \
-         `<criterion dir>/{MERGE_PEERS_FILE}`, each if it exists), and rewrites this page and the charts in \
+         `<criterion dir>/{MERGE_PEERS_FILE}`) and the several-GPU runs (`--scaling`, by default \
+         `<criterion dir>/{SCALING_FILE}`), each if it exists, and rewrites this page and the charts in \
          `{charts_dir}/`. \
          Hand-written commentary lives in `{commentary_file}`: a section headed `## <group id>` (for example \
          `## stencil_variants/512x512x512-f32`) is copied under that group's results each time the page is \
@@ -1381,7 +1382,13 @@ pub fn generate(
     commit: String,
     today: String,
 ) -> Result<Written, String> {
-    let benches = discover(criterion_dir)?;
+    let scaling = crate::scaling_report::read(&peer_files.scaling)?;
+    // A page of several-GPU runs alone (e.g. from a machine with several GPUs and no criterion
+    // run) is allowed; without them, no criterion results is an error.
+    let benches = match discover(criterion_dir) {
+        Err(_) if scaling.is_some() => Vec::new(),
+        found => found?,
+    };
     let count = benches.len();
     let mut groups = group(benches);
     let peers = peers_or_warn(&peer_files.stencil);
@@ -1403,7 +1410,7 @@ pub fn generate(
         Vec::new()
     };
     let mut report = render(&groups, &stamp, &commentary, stem, &commentary_file)?;
-    if let Some(runs) = crate::scaling_report::read(&peer_files.scaling)? {
+    if let Some(runs) = scaling {
         let (section, charts) = crate::scaling_report::render(&runs, stem)?;
         report.markdown.push_str("\n\n");
         report.markdown.push_str(section.trim_end());

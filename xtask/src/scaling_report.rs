@@ -150,7 +150,11 @@ pub fn render(runs: &[Run], charts_dir: &str) -> Result<(String, Vec<(String, St
                 row.dtype,
                 row.variant,
                 row.halo,
-                if row.overlap { "yes" } else { "no" },
+                match (run.gpus, row.overlap) {
+                    (1, _) => "-",
+                    (_, true) => "yes",
+                    (_, false) => "no",
+                },
                 row.ms_per_step,
                 row.compute_ms_per_step,
                 row.ms_per_step - row.compute_ms_per_step,

@@ -248,9 +248,9 @@ impl<'g, T: Element + NcclType> SlabRun<'g, T> {
     }
 
     /// Whether `variant`'s exchanges overlap the update ([`set_overlap`](Self::set_overlap)):
-    /// only the streaming kernel updates a range of planes.
+    /// only the streaming kernel updates a range of planes, and one GPU exchanges nothing.
     pub fn overlaps(&self, variant: StencilVariant) -> bool {
-        self.overlap && variant == StencilVariant::Streaming
+        self.overlap && variant == StencilVariant::Streaming && self.slabs.len() > 1
     }
 
     /// Runs `steps` time steps of `variant` (one that takes single steps: streaming or the
