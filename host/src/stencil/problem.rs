@@ -282,8 +282,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// as part of a time step that [`finish_step`](Self::finish_step) closes: a step may be
     /// enqueued in parts ([`step_launch_over`](Self::step_launch_over)), on several streams.
     pub fn step_part(&mut self, launch: &StepLaunch, stream: &Arc<CudaStream>) -> Result<()> {
-        let current =
-            self.result.ok_or_else(|| Error::BadArgument("start_steps must come before step".into()))?;
+        let current = self.stepping()?;
         let [ping, pong] = &mut self.buffers;
         let (src, dst) = if current == 0 { (&*ping, &mut *pong) } else { (&*pong, &mut *ping) };
         let (grid, coeffs) = (ByValue(self.grid), ByValue(self.coeffs));
@@ -293,16 +292,20 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// Closes a time step enqueued with [`step_part`](Self::step_part): the buffer it wrote now
     /// holds the last result.
     pub fn finish_step(&mut self) -> Result<()> {
-        let current =
-            self.result.ok_or_else(|| Error::BadArgument("start_steps must come before step".into()))?;
+        let current = self.stepping()?;
         self.result = Some(1 - current);
         Ok(())
     }
 
+    /// Which buffer holds the last result of steps taken one at a time; an error before
+    /// [`start_steps`](Self::start_steps).
+    fn stepping(&self) -> Result<usize> {
+        self.result.ok_or_else(|| Error::BadArgument("start_steps must come before step".into()))
+    }
+
     /// The buffer the next time step writes (the one not holding the last result).
     pub fn next_mut(&mut self) -> Result<&mut CudaSlice<T>> {
-        let current =
-            self.result.ok_or_else(|| Error::BadArgument("start_steps must come before step".into()))?;
+        let current = self.stepping()?;
         Ok(&mut self.buffers[1 - current])
     }
 
