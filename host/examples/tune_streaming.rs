@@ -1,7 +1,9 @@
 //! `tune_streaming`: times every launch shape of the streaming stencil kernel on this GPU
 //! (every built vector width × rows per thread × planes ahead × planes prefetched, crossed with block shapes and
 //! planes per block), prints the fastest against the device-to-device copy, and checks the
-//! best few against the CPU reference. This is how `tiles::STREAMING_F32` and
+//! best few against the CPU reference. Each row says how the shape sits on the GPU: registers per
+//! thread (as the driver compiled the kernel), blocks resident at once, and blocks launched (more
+//! than resident means several waves). This is how `tiles::STREAMING_F32` and
 //! `STREAMING_F64` were chosen; run it to see whether another GPU prefers another shape:
 //!
 //! ```sh
@@ -34,6 +36,14 @@ struct Args {
     /// columns, one wave of blocks per launch (`tiles::IN_WAVES`).
     #[arg(long, value_delimiter = ',', default_value = "2,4,8,16,32,64,128,256,waves", value_parser = parse_planes)]
     planes: Vec<u32>,
+    /// Only these kernels (comma-separated, as the table names them, e.g. `v2 r4 a0 p1 h0`);
+    /// default: every built one.
+    #[arg(long, value_delimiter = ',')]
+    kernels: Vec<String>,
+    /// Only these blocks of threads (comma-separated `XxY`, e.g. `64x4`); default: eight shapes
+    /// from 32×4 to 128×4.
+    #[arg(long, value_delimiter = ',', value_parser = parse_block)]
+    blocks: Vec<[u32; 2]>,
     /// Timed runs per shape (median reported).
     #[arg(long, default_value_t = 10)]
     repeat: usize,
@@ -56,6 +66,15 @@ fn parse_planes(text: &str) -> std::result::Result<u32, String> {
     }
 }
 
+/// A block of threads `XxY`.
+fn parse_block(text: &str) -> std::result::Result<[u32; 2], String> {
+    let parsed = text.split_once('x').and_then(|(x, y)| Some([x.parse().ok()?, y.parse().ok()?]));
+    match parsed {
+        Some([x, y]) if x > 0 && y > 0 => Ok([x, y]),
+        _ => Err(format!("{text:?} is not a block of threads XxY, e.g. 64x4")),
+    }
+}
+
 #[derive(Clone, Copy, PartialEq, Eq, ValueEnum)]
 enum Dtype {
     F32,
@@ -70,8 +89,26 @@ fn tune<T: Element>(gpu: &Gpu, args: &Args) -> Result<bool> {
     let mut problem = StencilProblem::new(gpu, input.view(), coeffs)?;
     let copy_ms = median_after_warm_up(args.repeat, || problem.copy_ms(1))?;
     let mut timed: Vec<(f64, StreamingShape)> = Vec::new();
-    for &kernel in streaming::kernels(T::NAME) {
-        for block in BLOCKS {
+    let blocks = if args.blocks.is_empty() { &BLOCKS[..] } else { &args.blocks[..] };
+    let wanted = |kernel| {
+        let name = streaming::Describe(streaming::shape_of(kernel)).kernel();
+        args.kernels.is_empty() || args.kernels.iter().any(|k| k.trim() == name)
+    };
+    let kernels: Vec<_> = streaming::kernels(T::NAME).iter().copied().filter(|&k| wanted(k)).collect();
+    if kernels.is_empty() {
+        let built: Vec<String> = streaming::kernels(T::NAME)
+            .iter()
+            .map(|&k| streaming::Describe(streaming::shape_of(k)).kernel())
+            .collect();
+        return Err(Error::BadArgument(format!(
+            "none of the kernels {:?} is built for {}; the built ones are {}",
+            args.kernels,
+            T::NAME,
+            built.join(", ")
+        )));
+    }
+    for kernel in kernels {
+        for &block in blocks {
             for &planes in &args.planes {
                 let shape = StreamingShape { kernel, block, planes };
                 if streaming::launch_config(shape, args.grid).is_err() {
@@ -89,7 +126,18 @@ fn tune<T: Element>(gpu: &Gpu, args: &Args) -> Result<bool> {
     timed.sort_by(|a, b| a.0.total_cmp(&b.0));
     let default = streaming::fit(streaming::default_shape(T::NAME), args.grid, T::NAME);
     let reference = reference_steps(input.view(), coeffs, 1);
-    let mut table = Table::new(vec!["rank", "dtype", "shape", "ms", "Gpoints/s", "% of copy", "check"]);
+    let mut table = Table::new(vec![
+        "rank",
+        "dtype",
+        "shape",
+        "ms",
+        "Gpoints/s",
+        "% of copy",
+        "regs",
+        "resident",
+        "blocks",
+        "check",
+    ]);
     let mut all_ok = true;
     for (rank, &(ms, shape)) in timed.iter().enumerate() {
         let listed = rank < args.top || shape == default;
@@ -106,6 +154,7 @@ fn tune<T: Element>(gpu: &Gpu, args: &Args) -> Result<bool> {
             "-".to_owned()
         };
         let marker = if shape == default { " (default)" } else { "" };
+        let occupancy = problem.streaming_occupancy(shape)?;
         table.push(vec![
             (rank + 1).to_string(),
             T::NAME.into(),
@@ -113,6 +162,9 @@ fn tune<T: Element>(gpu: &Gpu, args: &Args) -> Result<bool> {
             format!("{ms:.4}"),
             format!("{:.1}", args.grid.len() as f64 / ms / 1e6),
             format!("{:.1}", 100.0 * copy_ms / ms),
+            occupancy.registers.to_string(),
+            occupancy.resident.to_string(),
+            occupancy.blocks.to_string(),
             check,
         ]);
     }

@@ -15,7 +15,7 @@ pub mod streaming;
 pub mod temporal;
 mod variant;
 
-pub use problem::{StencilProblem, StepLaunch};
+pub use problem::{StencilProblem, StepLaunch, StreamingOccupancy};
 pub use reference::{reference_box_step, reference_star_step, reference_step, reference_steps};
 pub use shape::{MAX_DIM, MIN_DIM, grid_of, parse_grid};
 pub use stencil_shape::StencilShape;

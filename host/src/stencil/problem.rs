@@ -135,6 +135,22 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         self.run_launches(&[(launch, steps)])
     }
 
+    /// How the streaming kernel of `shape` sits on this GPU for one step of the whole grid: its
+    /// registers per thread, the blocks the GPU holds at once, and the blocks launched (more
+    /// than resident: several waves).
+    pub fn streaming_occupancy(&self, shape: StreamingShape) -> Result<StreamingOccupancy> {
+        let launch = self.streaming_launch(shape, 0..self.grid.nz)?;
+        let KernelLaunch { function, config, .. } = &launch.launches[0];
+        let [bx, by] = shape.block;
+        let registers = function.num_regs().context(|| "reading the streaming kernel's registers".into())?;
+        let (gx, gy, gz) = config.grid_dim;
+        Ok(StreamingOccupancy {
+            registers,
+            resident: self.gpu.resident_blocks(function, bx * by, 0)?,
+            blocks: u64::from(gx) * u64::from(gy) * u64::from(gz),
+        })
+    }
+
     /// The launch of the streaming kernel of `shape`, fitted to the grid, that updates the
     /// planes `z` ([`streaming::launch`], with the GPU's resident blocks of the kernel).
     fn streaming_launch(&self, shape: StreamingShape, z: Range<u32>) -> Result<StepLaunch> {
@@ -417,6 +433,17 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         Ok(Array3::from_shape_vec((nz as usize, ny as usize, nx as usize), host)
             .expect("buffer holds the grid"))
     }
+}
+
+/// How a streaming launch sits on the GPU ([`StencilProblem::streaming_occupancy`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamingOccupancy {
+    /// Registers per thread, as the driver compiled the kernel.
+    pub registers: i32,
+    /// Blocks of the launch's shape the GPU holds at once.
+    pub resident: usize,
+    /// Blocks launched for one step of the whole grid.
+    pub blocks: u64,
 }
 
 /// One kernel launch of a pass: the function, its blocks, and for the seven-point streaming
