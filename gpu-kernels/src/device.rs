@@ -569,6 +569,159 @@ pub const fn vector_alignment<T, const V: usize>() -> usize {
     if bytes < 16 { bytes } else { 16 }
 }
 
+/// L2 eviction priorities for global loads and stores (`createpolicy` and `.L2::cache_hint`,
+/// sm_80 and PTX 7.4): a load or store carries a policy that says which lines L2 should evict
+/// first when it needs room. A streaming kernel marks what it will read again as last to go and
+/// what it writes as first, so the lines it reuses outlive the stream around them.
+///
+/// On the GPU the hints exist in the sm_90 build of the PTX; the sm_70 build and the host load and
+/// store plainly (a hint never changes a value).
+pub mod l2 {
+    use super::{load_vector, store_vector};
+
+    /// An L2 eviction policy (an opaque 64-bit value on the GPU).
+    #[derive(Clone, Copy, Debug)]
+    pub struct Policy(#[allow(dead_code)] u64);
+
+    /// Defines `Policy::$name()`, the fractional policy `$priority` for every access.
+    macro_rules! policy {
+        ($($(#[$doc:meta])* $name:ident => $priority:literal;)*) => {$(
+            $(#[$doc])*
+            #[inline(always)]
+            pub fn $name() -> Self {
+                #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+                {
+                    let policy: u64;
+                    // SAFETY: creates a value; reads and writes no memory.
+                    unsafe {
+                        core::arch::asm!(
+                            concat!("createpolicy.fractional.L2::", $priority, ".b64 {q}, 1.0;"),
+                            q = out(reg64) policy,
+                            options(pure, nomem, nostack, preserves_flags)
+                        )
+                    };
+                    Self(policy)
+                }
+                #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_90")))]
+                Self(0)
+            }
+        )*};
+    }
+
+    impl Policy {
+        policy! {
+            /// Lines that will be read again: evicted after all others.
+            evict_last => "evict_last";
+            /// L2's default.
+            evict_normal => "evict_normal";
+            /// Lines not read again soon: evicted before all others.
+            evict_first => "evict_first";
+        }
+    }
+
+    /// As [`load_vector`], with `policy`: one `ld.global.L2::cache_hint` per 16 bytes (4, 8, 16
+    /// or 32 bytes in all).
+    ///
+    /// # Safety
+    /// As [`load_vector`], and `ptr` points into a global-memory allocation.
+    #[inline(always)]
+    pub unsafe fn load<T: Copy, const V: usize>(ptr: *const T, policy: Policy) -> [T; V] {
+        const { assert!(matches!(V * size_of::<T>(), 4 | 8 | 16 | 32), "l2::load reads 4 to 32 bytes") };
+        #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+        // SAFETY: per the caller; each arm reads exactly the vector's bytes, and the second
+        // 16 bytes of a 32-byte vector are 16-byte aligned as its start is.
+        unsafe {
+            use core::mem::transmute_copy;
+            let p = ptr.cast::<u8>();
+            match V * size_of::<T>() {
+                4 => transmute_copy(&hinted::load_1(p, policy.0)),
+                8 => transmute_copy(&hinted::load_2(p, policy.0)),
+                16 => transmute_copy(&hinted::load_4(p, policy.0)),
+                _ => transmute_copy(&[hinted::load_4(p, policy.0), hinted::load_4(p.add(16), policy.0)]),
+            }
+        }
+        #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_90")))]
+        // SAFETY: per the caller.
+        unsafe {
+            let _ = policy;
+            load_vector(ptr)
+        }
+    }
+
+    /// As [`store_vector`], with `policy`: one `st.global.L2::cache_hint` per 16 bytes.
+    ///
+    /// # Safety
+    /// As [`load`], for writing.
+    #[inline(always)]
+    pub unsafe fn store<T: Copy, const V: usize>(ptr: *mut T, values: [T; V], policy: Policy) {
+        const { assert!(matches!(V * size_of::<T>(), 4 | 8 | 16 | 32), "l2::store writes 4 to 32 bytes") };
+        #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+        // SAFETY: as in `load`.
+        unsafe {
+            use core::mem::transmute_copy;
+            let p = ptr.cast::<u8>();
+            match V * size_of::<T>() {
+                4 => hinted::store_1(p, transmute_copy(&values), policy.0),
+                8 => hinted::store_2(p, transmute_copy(&values), policy.0),
+                16 => hinted::store_4(p, transmute_copy(&values), policy.0),
+                _ => {
+                    let [low, high]: [[u32; 4]; 2] = transmute_copy(&values);
+                    hinted::store_4(p, low, policy.0);
+                    hinted::store_4(p.add(16), high, policy.0);
+                }
+            }
+        }
+        #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_90")))]
+        // SAFETY: per the caller.
+        unsafe {
+            let _ = policy;
+            store_vector(ptr, values)
+        }
+    }
+
+    /// The hinted loads and stores of 1, 2 and 4 words, whatever the element type.
+    #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+    mod hinted {
+        use core::arch::asm;
+
+        /// Defines `$load(p, policy) -> [u32; $n]` and `$store(p, words, policy)`, whose PTX
+        /// names the words `$operands`.
+        macro_rules! hinted {
+            ($load:ident, $store:ident, $n:literal, $vec:literal, $operands:literal, [$($w:ident),+]) => {
+                #[inline(always)]
+                pub unsafe fn $load(p: *const u8, policy: u64) -> [u32; $n] {
+                    $(let $w: u32;)+
+                    // SAFETY: per `l2::load`.
+                    unsafe {
+                        asm!(
+                            concat!("ld.global.L2::cache_hint", $vec, ".b32 ", $operands, ", [{p}], {q};"),
+                            $($w = out(reg32) $w,)+ p = in(reg64) p, q = in(reg64) policy,
+                            options(pure, readonly, nostack, preserves_flags)
+                        )
+                    };
+                    [$($w),+]
+                }
+
+                #[inline(always)]
+                pub unsafe fn $store(p: *mut u8, [$($w),+]: [u32; $n], policy: u64) {
+                    // SAFETY: per `l2::store`.
+                    unsafe {
+                        asm!(
+                            concat!("st.global.L2::cache_hint", $vec, ".b32 [{p}], ", $operands, ", {q};"),
+                            $($w = in(reg32) $w,)+ p = in(reg64) p, q = in(reg64) policy,
+                            options(nostack, preserves_flags)
+                        )
+                    }
+                }
+            };
+        }
+
+        hinted!(load_1, store_1, 1, "", "{a}", [a]);
+        hinted!(load_2, store_2, 2, ".v2", "{{{a}, {b}}}", [a, b]);
+        hinted!(load_4, store_4, 4, ".v4", "{{{a}, {b}, {c}, {d}}}", [a, b, c, d]);
+    }
+}
+
 /// Hopper's bulk copies (`cp.async.bulk`, sm_90 and PTX 8.0): one thread asks the copy engine
 /// to move a 16-byte-aligned range from global to shared memory, and the block waits on a
 /// transaction barrier (`mbarrier`) in shared memory that counts the bytes as they land. No
@@ -750,5 +903,37 @@ pub mod bulk {
                 )
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::l2;
+
+    #[test]
+    fn l2_hinted_loads_and_stores_move_the_values_unchanged() {
+        #[repr(align(16))]
+        struct Aligned<T>(T);
+        let input = Aligned([1.5, -0.0, f64::MAX, 3.0f64]);
+        let mut output = Aligned([0.0f64; 4]);
+        for policy in [l2::Policy::evict_last(), l2::Policy::evict_normal(), l2::Policy::evict_first()] {
+            // SAFETY: both arrays hold four aligned elements.
+            let pair: [f64; 2] = unsafe { l2::load(input.0.as_ptr().add(2), policy) };
+            assert_eq!(pair, [f64::MAX, 3.0]);
+            let all: [f64; 4] = unsafe { l2::load(input.0.as_ptr(), policy) };
+            unsafe { l2::store(output.0.as_mut_ptr(), all, policy) };
+            assert_eq!(output.0.map(f64::to_bits), input.0.map(f64::to_bits));
+        }
+        let words: [f32; 4] = [1.0, 2.0, 3.0, 4.0];
+        let mut out = [0.0f32; 4];
+        // SAFETY: as above.
+        unsafe {
+            l2::store::<f32, 1>(
+                out.as_mut_ptr().add(3),
+                l2::load(words.as_ptr(), l2::Policy::evict_first()),
+                l2::Policy::evict_first(),
+            )
+        };
+        assert_eq!(out, [0.0, 0.0, 0.0, 1.0]);
     }
 }

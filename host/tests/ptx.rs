@@ -123,3 +123,35 @@ fn only_the_hopper_build_uses_bulk_copies() {
     assert!(!host::gpu::PTX.contains("cp.async.bulk"), "the portable build has a Hopper instruction");
     assert!(!host::gpu::PTX.contains("mbarrier"), "the portable build has a Hopper instruction");
 }
+
+/// The entry point `name`'s body in `ptx`.
+fn entry_body<'p>(ptx: &'p str, name: &str) -> &'p str {
+    let start = ptx.find(&format!(".entry {name}(")).unwrap_or_else(|| panic!("no entry point {name}"));
+    let rest = &ptx[start..];
+    &rest[..rest.find("\n}").unwrap_or(rest.len())]
+}
+
+#[test]
+fn only_the_hopper_build_gives_the_streaming_kernels_l2_eviction_priorities() {
+    // `createpolicy` and `.L2::cache_hint` need sm_80; the portable build targets sm_70.
+    for name in
+        ["stencil7_streaming_v4_r1_a0_p1_f32", "stencil7_streaming_v2_r2_a0_p1_f64", "stencil_box27_v4_f32"]
+    {
+        let hopper = entry_body(host::gpu::PTX_HOPPER, name);
+        for priority in ["evict_last", "evict_normal", "evict_first"] {
+            assert!(
+                hopper.contains(&format!("createpolicy.fractional.L2::{priority}")),
+                "{name}: {priority}"
+            );
+        }
+        assert!(
+            hopper.contains("ld.global.L2::cache_hint") && hopper.contains("st.global.L2::cache_hint"),
+            "{name}"
+        );
+        assert!(
+            !entry_body(host::gpu::PTX, name).contains("cache_hint"),
+            "{name}: the portable build has a hint"
+        );
+    }
+    assert!(!host::gpu::PTX.contains("createpolicy"), "the portable build has an sm_80 instruction");
+}

@@ -15,7 +15,7 @@ use super::Grid3;
 use super::box27::{BoxCoeffs, PlaneSums};
 use super::streaming::{ThreadWork, thread_work};
 use crate::Real;
-use crate::device::{load_vector, opaque, prefetch_l2, store_vector};
+use crate::device::{l2, opaque, prefetch_l2};
 
 /// One plane of a thread's neighbourhood: rows `j − 1`, `j`, `j + 1` over its `V` columns, and
 /// the column left and right of them.
@@ -71,11 +71,13 @@ pub unsafe fn stencil_box_streaming<T: Real, const V: usize>(
     let (left, right) = ((k_start as usize).saturating_sub(1), (k_start as usize + V).min(nx as usize - 1));
     // SAFETY (loads): every offset lies in the grid; `k_start` is a multiple of `V`, which
     // divides `nx`, so each patch row is `V` aligned elements of one grid row.
-    let load = |i: u32| -> Slab<T, V> {
+    let load = |i: u32, policy: l2::Policy| -> Slab<T, V> {
         let at = plane(i);
         unsafe {
             Slab {
-                rows: core::array::from_fn(|dy| load_vector(input.add(at + rows[dy] + k_start as usize))),
+                rows: core::array::from_fn(|dy| {
+                    l2::load(input.add(at + rows[dy] + k_start as usize), policy)
+                }),
                 left: core::array::from_fn(|dy| *input.add(at + rows[dy] + left)),
                 right: core::array::from_fn(|dy| *input.add(at + rows[dy] + right)),
             }
@@ -89,8 +91,16 @@ pub unsafe fn stencil_box_streaming<T: Real, const V: usize>(
     // The sums of planes `i − 1`, `i`, `i + 1`, a ring: in the `p`-th iteration of every three,
     // slot `(p + q) % 3` holds plane `i − 1 + q`, so the entering plane takes the leaving one's
     // slot and the queue advances without moving registers (`ring_loop`).
-    let mut queue: [[PlaneSums<T>; V]; 3] =
-        [load(i_start.wrapping_sub(1)).sums(), load(i_start).sums(), load(i_start + 1).sums()];
+    // L2 keeps the two planes this run shares with the next run along z, which that run's blocks
+    // read again a wave later, and lets the output go first.
+    let (shared, unshared, written) =
+        (l2::Policy::evict_last(), l2::Policy::evict_normal(), l2::Policy::evict_first());
+    let policy = |i: u32| if i + 1 >= i_end { shared } else { unshared };
+    let mut queue: [[PlaneSums<T>; V]; 3] = [
+        load(i_start.wrapping_sub(1), unshared).sums(),
+        load(i_start, unshared).sums(),
+        load(i_start + 1, policy(i_start + 1)).sums(),
+    ];
     let mut i = i_start;
     // Plane `i` in phase `$phase`.
     macro_rules! plane {
@@ -99,7 +109,7 @@ pub unsafe fn stencil_box_streaming<T: Real, const V: usize>(
             let i = opaque(i as i32) as u32;
             let slot = |q: usize| ($phase + q) % 3;
             // Loaded now, reduced after this plane's points: the loads' latency overlaps them.
-            let entering = load(i + 2);
+            let entering = load(i + 2, policy(i + 2));
             // SAFETY: the offset lies in the grid (clamped).
             unsafe { prefetch_l2(input.add(plane(i + 3) + here)) };
             let z_interior = interior(i, nz);
@@ -109,7 +119,7 @@ pub unsafe fn stencil_box_streaming<T: Real, const V: usize>(
                 if z_interior && y_interior && x_interior[e] { value } else { middle.centre }
             });
             // SAFETY: the row is in the grid (`j < ny`), so `here` is its unclamped offset.
-            unsafe { store_vector(output.add(i as usize * grid.plane_stride() + here), out) };
+            unsafe { l2::store(output.add(i as usize * grid.plane_stride() + here), out, written) };
             queue[slot(0)] = entering.sums();
         }};
     }

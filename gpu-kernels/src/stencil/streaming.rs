@@ -22,7 +22,7 @@
 use super::{Coeffs, Grid3, Neighbours};
 use crate::Real;
 use crate::device::thread::*;
-use crate::device::{load_vector, prefetch_l2, store_vector};
+use crate::device::{l2, load_vector, prefetch_l2};
 
 /// The `ROWS × V` points of one plane that a thread owns.
 type Patch<T, const V: usize, const ROWS: usize> = [[T; V]; ROWS];
@@ -89,9 +89,9 @@ pub unsafe fn stencil_streaming<
     let right = if k_start + (V as u32) < nx { V } else { V - 1 };
     // SAFETY (loads): every offset lies in the grid; `k_start` is a multiple of `V`, which
     // divides `nx`, so each row of a patch is `V` aligned elements of one grid row.
-    let load_patch = |i: u32| -> Patch<T, V, ROWS> {
+    let load_patch = |i: u32, policy: l2::Policy| -> Patch<T, V, ROWS> {
         let at = plane(i);
-        core::array::from_fn(|r| unsafe { load_vector(input.add(at + rows[r])) })
+        core::array::from_fn(|r| unsafe { l2::load(input.add(at + rows[r]), policy) })
     };
     let load_halo = |i: u32| -> Halo<T, V, ROWS> {
         let at = plane(i);
@@ -107,18 +107,24 @@ pub unsafe fn stencil_streaming<
     let x_interior: [bool; V] = core::array::from_fn(|e| (k_start + e as u32).wrapping_sub(1) < nx - 2);
     let y_interior: [bool; ROWS] = core::array::from_fn(|r| (j_start + r as u32).wrapping_sub(1) < ny - 2);
 
+    // L2 keeps the two planes this run shares with the next run along z (its last, and the one
+    // past it), which that run's blocks read again a wave later, and lets the output go first.
+    let (shared, unshared, written) =
+        (l2::Policy::evict_last(), l2::Policy::evict_normal(), l2::Policy::evict_first());
+    let policy = |i: u32| if i + 1 >= i_end { shared } else { unshared };
+
     // The register queue along z: `in_prev`, `in_curr` (with its halo), `in_next`, and the
     // `AHEAD` planes after it, whose loads are in flight.
-    let mut in_prev = load_patch(i_start.wrapping_sub(1));
-    let mut in_curr = load_patch(i_start);
+    let mut in_prev = load_patch(i_start.wrapping_sub(1), unshared);
+    let mut in_curr = load_patch(i_start, unshared);
     let mut halo = load_halo(i_start);
-    let mut in_next = load_patch(i_start + 1);
+    let mut in_next = load_patch(i_start + 1, policy(i_start + 1));
     let mut in_ahead: [Patch<T, V, ROWS>; AHEAD] =
-        core::array::from_fn(|a| load_patch(i_start + 2 + a as u32));
+        core::array::from_fn(|a| load_patch(i_start + 2 + a as u32, policy(i_start + 2 + a as u32)));
     for i in i_start..i_end {
         // Start the loads of the next plane's halo and of the plane entering the queue.
         let next_halo = load_halo(i + 1);
-        let entering = load_patch(i + 2 + AHEAD as u32);
+        let entering = load_patch(i + 2 + AHEAD as u32, policy(i + 2 + AHEAD as u32));
         if PREFETCH > 0 {
             let at = plane(i + 2 + (AHEAD + PREFETCH) as u32);
             for &row in &rows {
@@ -146,7 +152,7 @@ pub unsafe fn stencil_streaming<
             if j_start + (r as u32) < ny {
                 // SAFETY: row `j_start + r` is in the grid, so `rows[r]` is its unclamped
                 // offset; aligned as loaded.
-                unsafe { store_vector(output.add(at + rows[r]), out) };
+                unsafe { l2::store(output.add(at + rows[r]), out, written) };
             }
         }
 
