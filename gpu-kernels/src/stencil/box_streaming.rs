@@ -6,7 +6,9 @@
 //! of a plane (`PlaneSums`: centre, cross, diagonal), so each plane's in-plane additions are done
 //! once, not once for each of the three cubes that hold it. A queue of three planes' sums in
 //! registers makes DRAM see each plane once. No barriers, no shared memory; every read clamped
-//! into the grid.
+//! into the grid. In the Hopper build, the planes a run shares with the next run along z are
+//! kept in L2 and the output leaves it first (`device::l2`, as in `streaming.rs`: 3–4 points of
+//! the copy on an H200).
 //!
 //! Results are bitwise those of the CPU reference: the same formula (`BoxCoeffs::apply`, which
 //! is `apply_sums` of the planes' `PlaneSums`).

@@ -10,8 +10,10 @@
 //! none behind a branch (reads are clamped into the grid, boundary points selected after); and
 //! each thread asks L2 to prefetch the plane after its register queue (`PREFETCH`), which keeps
 //! DRAM busy without holding a register. The book's kernels have one 4-byte load per thread in
-//! flight and a barrier per plane. Results are bitwise those of the CPU reference: the same
-//! formula (`Coeffs::apply`) in the same order.
+//! flight and a barrier per plane. In the Hopper build, loads and stores carry L2 eviction
+//! priorities (`device::l2`): the two planes a run of planes shares with the next run along z
+//! stay in L2 until that run reads them, and the output leaves first. Results are bitwise those
+//! of the CPU reference: the same formula (`Coeffs::apply`) in the same order.
 //!
 //! The constants (`V`, `ROWS`, `AHEAD`, `PREFETCH` here; block shape and planes per block at
 //! launch) were chosen by a sweep on an H200: see `tiles::STREAMING_F32` and the report.
