@@ -36,7 +36,7 @@ struct Args {
     /// columns, one wave of blocks per launch (`tiles::IN_WAVES`).
     #[arg(long, value_delimiter = ',', default_value = "2,4,8,16,32,64,128,256,waves", value_parser = parse_planes)]
     planes: Vec<u32>,
-    /// Only these kernels (comma-separated, as the table names them, e.g. `v2 r4 a0 p1 h0`);
+    /// Only these kernels (comma-separated, as the table names them, e.g. `v2 r2 a0 p1`);
     /// default: every built one.
     #[arg(long, value_delimiter = ',')]
     kernels: Vec<String>,
@@ -90,21 +90,20 @@ fn tune<T: Element>(gpu: &Gpu, args: &Args) -> Result<bool> {
     let copy_ms = median_after_warm_up(args.repeat, || problem.copy_ms(1))?;
     let mut timed: Vec<(f64, StreamingShape)> = Vec::new();
     let blocks = if args.blocks.is_empty() { &BLOCKS[..] } else { &args.blocks[..] };
-    let wanted = |kernel| {
-        let name = streaming::Describe(streaming::shape_of(kernel)).kernel();
-        args.kernels.is_empty() || args.kernels.iter().any(|k| k.trim() == name)
-    };
-    let kernels: Vec<_> = streaming::kernels(T::NAME).iter().copied().filter(|&k| wanted(k)).collect();
+    let names = streaming::kernel_names(T::NAME);
+    let wanted = |name: &String| args.kernels.is_empty() || args.kernels.iter().any(|k| k.trim() == name);
+    let kernels: Vec<_> = streaming::kernels(T::NAME)
+        .iter()
+        .zip(&names)
+        .filter(|(_, name)| wanted(name))
+        .map(|(&k, _)| k)
+        .collect();
     if kernels.is_empty() {
-        let built: Vec<String> = streaming::kernels(T::NAME)
-            .iter()
-            .map(|&k| streaming::Describe(streaming::shape_of(k)).kernel())
-            .collect();
         return Err(Error::BadArgument(format!(
             "none of the kernels {:?} is built for {}; the built ones are {}",
             args.kernels,
             T::NAME,
-            built.join(", ")
+            names.join(", ")
         )));
     }
     for kernel in kernels {

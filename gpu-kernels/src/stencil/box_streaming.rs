@@ -15,7 +15,7 @@
 
 use super::Grid3;
 use super::box27::{BoxCoeffs, PlaneSums};
-use super::streaming::{ThreadWork, thread_work};
+use super::streaming::{RunPolicies, ThreadWork, thread_work};
 use crate::Real;
 use crate::device::{l2, opaque, prefetch_l2};
 
@@ -93,15 +93,11 @@ pub unsafe fn stencil_box_streaming<T: Real, const V: usize>(
     // The sums of planes `i − 1`, `i`, `i + 1`, a ring: in the `p`-th iteration of every three,
     // slot `(p + q) % 3` holds plane `i − 1 + q`, so the entering plane takes the leaving one's
     // slot and the queue advances without moving registers (`ring_loop`).
-    // L2 keeps the two planes this run shares with the next run along z, which that run's blocks
-    // read again a wave later, and lets the output go first.
-    let (shared, unshared, written) =
-        (l2::Policy::evict_last(), l2::Policy::evict_normal(), l2::Policy::evict_first());
-    let policy = |i: u32| if i + 1 >= i_end { shared } else { unshared };
+    let policies = RunPolicies::new(i_end);
     let mut queue: [[PlaneSums<T>; V]; 3] = [
-        load(i_start.wrapping_sub(1), unshared).sums(),
-        load(i_start, unshared).sums(),
-        load(i_start + 1, policy(i_start + 1)).sums(),
+        load(i_start.wrapping_sub(1), policies.unshared).sums(),
+        load(i_start, policies.unshared).sums(),
+        load(i_start + 1, policies.load(i_start + 1)).sums(),
     ];
     let mut i = i_start;
     // Plane `i` in phase `$phase`.
@@ -111,7 +107,7 @@ pub unsafe fn stencil_box_streaming<T: Real, const V: usize>(
             let i = opaque(i as i32) as u32;
             let slot = |q: usize| ($phase + q) % 3;
             // Loaded now, reduced after this plane's points: the loads' latency overlaps them.
-            let entering = load(i + 2, policy(i + 2));
+            let entering = load(i + 2, policies.load(i + 2));
             // SAFETY: the offset lies in the grid (clamped).
             unsafe { prefetch_l2(input.add(plane(i + 3) + here)) };
             let z_interior = interior(i, nz);
@@ -121,7 +117,7 @@ pub unsafe fn stencil_box_streaming<T: Real, const V: usize>(
                 if z_interior && y_interior && x_interior[e] { value } else { middle.centre }
             });
             // SAFETY: the row is in the grid (`j < ny`), so `here` is its unclamped offset.
-            unsafe { l2::store(output.add(i as usize * grid.plane_stride() + here), out, written) };
+            unsafe { l2::store(output.add(i as usize * grid.plane_stride() + here), out, policies.written) };
             queue[slot(0)] = entering.sums();
         }};
     }

@@ -109,24 +109,20 @@ pub unsafe fn stencil_streaming<
     let x_interior: [bool; V] = core::array::from_fn(|e| (k_start + e as u32).wrapping_sub(1) < nx - 2);
     let y_interior: [bool; ROWS] = core::array::from_fn(|r| (j_start + r as u32).wrapping_sub(1) < ny - 2);
 
-    // L2 keeps the two planes this run shares with the next run along z (its last, and the one
-    // past it), which that run's blocks read again a wave later, and lets the output go first.
-    let (shared, unshared, written) =
-        (l2::Policy::evict_last(), l2::Policy::evict_normal(), l2::Policy::evict_first());
-    let policy = |i: u32| if i + 1 >= i_end { shared } else { unshared };
+    let policies = RunPolicies::new(i_end);
 
     // The register queue along z: `in_prev`, `in_curr` (with its halo), `in_next`, and the
     // `AHEAD` planes after it, whose loads are in flight.
-    let mut in_prev = load_patch(i_start.wrapping_sub(1), unshared);
-    let mut in_curr = load_patch(i_start, unshared);
+    let mut in_prev = load_patch(i_start.wrapping_sub(1), policies.unshared);
+    let mut in_curr = load_patch(i_start, policies.unshared);
     let mut halo = load_halo(i_start);
-    let mut in_next = load_patch(i_start + 1, policy(i_start + 1));
+    let mut in_next = load_patch(i_start + 1, policies.load(i_start + 1));
     let mut in_ahead: [Patch<T, V, ROWS>; AHEAD] =
-        core::array::from_fn(|a| load_patch(i_start + 2 + a as u32, policy(i_start + 2 + a as u32)));
+        core::array::from_fn(|a| load_patch(i_start + 2 + a as u32, policies.load(i_start + 2 + a as u32)));
     for i in i_start..i_end {
         // Start the loads of the next plane's halo and of the plane entering the queue.
         let next_halo = load_halo(i + 1);
-        let entering = load_patch(i + 2 + AHEAD as u32, policy(i + 2 + AHEAD as u32));
+        let entering = load_patch(i + 2 + AHEAD as u32, policies.load(i + 2 + AHEAD as u32));
         if PREFETCH > 0 {
             let at = plane(i + 2 + (AHEAD + PREFETCH) as u32);
             for &row in &rows {
@@ -154,7 +150,7 @@ pub unsafe fn stencil_streaming<
             if j_start + (r as u32) < ny {
                 // SAFETY: row `j_start + r` is in the grid, so `rows[r]` is its unclamped
                 // offset; aligned as loaded.
-                unsafe { l2::store(output.add(at + rows[r]), out, written) };
+                unsafe { l2::store(output.add(at + rows[r]), out, policies.written) };
             }
         }
 
@@ -168,6 +164,37 @@ pub unsafe fn stencil_streaming<
             in_ahead.rotate_left(1);
             in_ahead[AHEAD - 1] = entering;
         }
+    }
+}
+
+/// The L2 eviction policies of a block's run of planes `..i_end` (`device::l2`): the planes
+/// it shares with the next run along z (its last, and the one past it), which that run's blocks
+/// read again a wave later, are kept last; the output goes first.
+#[derive(Clone, Copy)]
+pub(super) struct RunPolicies {
+    shared: l2::Policy,
+    /// For planes no other run reads.
+    pub unshared: l2::Policy,
+    /// For the output.
+    pub written: l2::Policy,
+    i_end: u32,
+}
+
+impl RunPolicies {
+    #[inline(always)]
+    pub fn new(i_end: u32) -> Self {
+        Self {
+            shared: l2::Policy::evict_last(),
+            unshared: l2::Policy::evict_normal(),
+            written: l2::Policy::evict_first(),
+            i_end,
+        }
+    }
+
+    /// The policy for loading plane `i` as it enters the queue.
+    #[inline(always)]
+    pub fn load(&self, i: u32) -> l2::Policy {
+        if i + 1 >= self.i_end { self.shared } else { self.unshared }
     }
 }
 

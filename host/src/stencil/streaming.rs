@@ -77,15 +77,20 @@ pub fn narrow(shape: StreamingShape, grid: Grid3, dtype: &str) -> StreamingShape
     StreamingShape { block: [bx, by], ..shape }
 }
 
+/// The names of the streaming kernels built for `dtype`, as [`Describe::kernel`] writes them
+/// (`v4 r1 a0 p1`).
+pub fn kernel_names(dtype: &str) -> Vec<String> {
+    kernels(dtype).iter().map(|&k| Describe(shape_of(k)).kernel()).collect()
+}
+
 /// The entry point of `shape` for `dtype`, if it is built.
 pub fn entry_point(shape: StreamingShape, dtype: &str) -> Result<String> {
     let kernel = shape.kernel;
     if !kernels(dtype).contains(&kernel) {
-        let built: Vec<String> = kernels(dtype).iter().map(|&k| Describe(shape_of(k)).kernel()).collect();
         return Err(Error::BadArgument(format!(
             "no streaming kernel {} is built for {dtype}; the built ones are {}",
             Describe(shape).kernel(),
-            built.join(", ")
+            kernel_names(dtype).join(", ")
         )));
     }
     let StreamingKernel { vector, rows, ahead, prefetch } = kernel;
