@@ -13,7 +13,7 @@
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use gpu_kernels::stencil::tiles::{IN_WAVES, StreamingShape};
+use gpu_kernels::stencil::tiles::{IN_WAVES, StreamAxis, StreamingShape};
 use gpu_kernels::stencil::{Coeffs, Grid3};
 use host::report::{Table, gpu_line, report_error};
 use host::stencil::{StencilProblem, parse_grid, reference_steps, streaming};
@@ -44,6 +44,9 @@ struct Args {
     /// from 32×4 to 128×4.
     #[arg(long, value_delimiter = ',', value_parser = parse_block)]
     blocks: Vec<[u32; 2]>,
+    /// Axes walked (comma-separated `z`, `y`): along y, blocks tile the x–z cross-section.
+    #[arg(long, value_delimiter = ',', default_value = "z,y", value_parser = parse_axis)]
+    axes: Vec<StreamAxis>,
     /// Timed runs per shape (median reported).
     #[arg(long, default_value_t = 10)]
     repeat: usize,
@@ -63,6 +66,15 @@ fn parse_planes(text: &str) -> std::result::Result<u32, String> {
             Ok(planes) if planes > 0 => Ok(planes),
             _ => Err(format!("{text:?} is neither a number of planes (at least 1) nor `waves`")),
         },
+    }
+}
+
+/// An axis, `z` or `y`.
+fn parse_axis(text: &str) -> std::result::Result<StreamAxis, String> {
+    match text {
+        "z" => Ok(StreamAxis::Z),
+        "y" => Ok(StreamAxis::Y),
+        _ => Err(format!("{text:?} is not an axis the kernel walks: z or y")),
     }
 }
 
@@ -108,9 +120,9 @@ fn tune<T: Element>(gpu: &Gpu, args: &Args) -> Result<bool> {
     }
     for kernel in kernels {
         for &block in blocks {
-            for &planes in &args.planes {
-                let shape = StreamingShape { kernel, block, planes };
-                if streaming::launch_config(shape, args.grid).is_err() {
+            for (&planes, &axis) in args.planes.iter().flat_map(|p| args.axes.iter().map(move |a| (p, a))) {
+                let shape = StreamingShape { kernel, block, planes, axis };
+                if streaming::launch(shape, args.grid, 0..args.grid.nz, usize::MAX).is_err() {
                     continue;
                 }
                 // Shapes whose blocks are over the kernel's register budget are skipped.
@@ -123,7 +135,7 @@ fn tune<T: Element>(gpu: &Gpu, args: &Args) -> Result<bool> {
         }
     }
     timed.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let default = streaming::fit(streaming::default_shape(T::NAME), args.grid, T::NAME);
+    let default = streaming::fit(problem.default_streaming_shape()?, args.grid, T::NAME);
     let reference = reference_steps(input.view(), coeffs, 1);
     let mut table = Table::new(vec![
         "rank",

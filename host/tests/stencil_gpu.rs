@@ -170,11 +170,12 @@ fn streaming_matches_the_reference_on_odd_and_unaligned_grids_f64() {
 }
 
 fn every_streaming_kernel<T: Element>() {
-    use gpu_kernels::stencil::tiles::StreamingShape;
+    use gpu_kernels::stencil::tiles::{StreamAxis, StreamingShape};
     use host::stencil::streaming;
     let gpu = gpu();
     // nx = 40 takes every vector width; the blocks and planes leave partial blocks on every
-    // axis, and one plane per block has every block start and end at a z boundary.
+    // axis, and one plane per block has every block start and end at a boundary of the walk.
+    // Every kernel walks along z and along y.
     for shape in [(21, 19, 40), (4, 3, 8)] {
         let seed = random::fresh_seed();
         let input = random::random_grid::<T>(shape, seed).unwrap();
@@ -186,14 +187,48 @@ fn every_streaming_kernel<T: Element>() {
             for (block, planes) in
                 [([32, 4], 1), ([8, 2], 5), ([64, 1], 64), ([32, 4], waves), ([8, 2], waves)]
             {
-                let s = StreamingShape { kernel, block, planes };
-                problem.run_streaming(s, 3).unwrap();
-                let out = problem.output().unwrap();
-                let c = compare(out.as_slice().unwrap(), reference.as_slice().unwrap());
-                assert!(c.ok, "{} {} on {shape:?}, seed {seed}: {c:?}", streaming::Describe(s), T::NAME);
+                for axis in [StreamAxis::Z, StreamAxis::Y] {
+                    let s = StreamingShape { kernel, block, planes, axis };
+                    problem.run_streaming(s, 3).unwrap();
+                    let out = problem.output().unwrap();
+                    let c = compare(out.as_slice().unwrap(), reference.as_slice().unwrap());
+                    assert!(c.ok, "{} {} on {shape:?}, seed {seed}: {c:?}", streaming::Describe(s), T::NAME);
+                }
             }
         }
     }
+}
+
+/// The shape along y (which `run` picks on grids of large x–y planes) on every grid of the
+/// seven-point set and of the streaming set, 1 and 10 steps.
+fn along_y_every_grid<T: Element>() {
+    use host::stencil::streaming;
+    let gpu = gpu();
+    for shape in SHAPES.into_iter().chain(STREAMING_SHAPES) {
+        let seed = random::fresh_seed();
+        let input = random::random_grid::<T>(shape, seed).unwrap();
+        let coeffs = random_coeffs(seed);
+        let mut problem = stencil::StencilProblem::new(&gpu, input.view(), coeffs).unwrap();
+        for steps in [1, 10] {
+            let reference = reference_steps(input.view(), coeffs, steps);
+            problem.run_streaming(streaming::along_y_shape(T::NAME), steps).unwrap();
+            let out = problem.output().unwrap();
+            let c = compare(out.as_slice().unwrap(), reference.as_slice().unwrap());
+            assert!(c.ok, "along y, {steps} steps {} on {shape:?}, seed {seed}: {c:?}", T::NAME);
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn streaming_along_y_matches_the_reference_on_every_grid_f32() {
+    along_y_every_grid::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn streaming_along_y_matches_the_reference_on_every_grid_f64() {
+    along_y_every_grid::<f64>();
 }
 
 #[test]
@@ -212,11 +247,18 @@ fn every_streaming_kernel_matches_the_reference_f64() {
 /// sent planes first, then the others), equal the reference; the buffer's other planes are
 /// poisoned, so a plane no window wrote shows.
 fn windows_of_planes<T: Element>() {
+    use gpu_kernels::stencil::tiles::{RUN_PLANES, StreamingShape};
+    use host::stencil::streaming;
     let gpu = gpu();
-    for (shape, windows) in [
+    let along_y = StreamingShape { planes: RUN_PLANES, ..streaming::along_y_shape(T::NAME) };
+    let cases = [
         ((37, 19, 40), vec![vec![0..4, 33..37], vec![4..33]]),
         ((9, 7, 35), vec![vec![3..6], vec![0..1], vec![1..3, 6..9]]),
-    ] {
+    ];
+    // Along z (the default shape, as a distributed run launches it) and along y.
+    for (along, (shape, windows)) in
+        [None, Some(along_y)].into_iter().flat_map(|a| cases.clone().map(|w| (a, w)))
+    {
         let seed = random::fresh_seed();
         let input = random::random_grid::<T>(shape, seed).unwrap();
         let coeffs = random_coeffs(seed);
@@ -225,14 +267,17 @@ fn windows_of_planes<T: Element>() {
         problem.start_steps().unwrap();
         for _ in 0..3 {
             for planes in &windows {
-                let launch = problem.step_launch_over(planes).unwrap();
+                let launch = match along {
+                    None => problem.step_launch_over(planes).unwrap(),
+                    Some(shape) => problem.step_launch_over_with(shape, planes).unwrap(),
+                };
                 problem.step_part(&launch, gpu.stream()).unwrap();
             }
             problem.finish_step().unwrap();
         }
         let out = problem.output().unwrap();
         let c = compare(out.as_slice().unwrap(), reference.as_slice().unwrap());
-        assert!(c.ok, "windows {windows:?} {} on {shape:?}, seed {seed}: {c:?}", T::NAME);
+        assert!(c.ok, "windows {windows:?} {} ({along:?}) on {shape:?}, seed {seed}: {c:?}", T::NAME);
     }
 }
 

@@ -48,8 +48,9 @@ stencil_entry_points! {
 }
 
 /// Stamps out the streaming kernel's entry points
-/// `stencil7_streaming_v<V>_r<ROWS>_a<AHEAD>_p<PREFETCH>_<t>` for each
-/// `(V, ROWS, AHEAD, PREFETCH)` listed, and the list itself as `$list` for the host.
+/// `stencil7_streaming_v<V>_r<ROWS>_a<AHEAD>_p<PREFETCH>_<t>` (walking along z) and
+/// `stencil7_streaming_y_v…` (along y) for each `(V, ROWS, AHEAD, PREFETCH)` listed, and the list
+/// itself as `$list` for the host.
 macro_rules! streaming_entry_points {
     ($($list:ident: $t:ident => [$(($v:literal, $rows:literal, $ahead:literal, $prefetch:literal)),* $(,)?];)*) => {$(
         #[doc = concat!("Every streaming entry point built for `", stringify!($t), "`.")]
@@ -69,7 +70,22 @@ macro_rules! streaming_entry_points {
                 // SAFETY: the host launcher picks this entry point only for grids whose `nx`
                 // `V` divides, and covers the window with the shape's blocks.
                 unsafe {
-                    super::stencil_streaming::<$t, $v, $rows, $ahead, $prefetch>(input, output, grid, coeffs, window)
+                    super::stencil_streaming::<$t, $v, $rows, $ahead, $prefetch, false>(input, output, grid, coeffs, window)
+                }
+            }
+
+            #[cfg(target_arch = "nvptx64")]
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn ${concat(stencil7_streaming_y_v, $v, _r, $rows, _a, $ahead, _p, $prefetch, _, $t)}(
+                input: *const $t,
+                output: *mut $t,
+                grid: super::Grid3,
+                coeffs: super::Coeffs<$t>,
+                window: super::Window,
+            ) {
+                // SAFETY: as above, the blocks covering the x–z cross-section.
+                unsafe {
+                    super::stencil_streaming::<$t, $v, $rows, $ahead, $prefetch, true>(input, output, grid, coeffs, window)
                 }
             }
         )*

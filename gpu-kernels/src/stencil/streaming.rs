@@ -20,6 +20,12 @@
 //!
 //! A launch writes one [`Window`] of the grid, a range of its planes: all of them, or, on a GPU of
 //! a distributed run, the planes it sends to its neighbours before the rest.
+//!
+//! **Along y.** The same kernel walks the grid along y instead (`ALONG_Y`), its blocks tiling the
+//! x–z cross-section. A walk is fastest when the GPU holds a block for every tile of the
+//! cross-section at once (one wave, no run starting after its neighbour), and a cross-section of
+//! more than about 2 MiB (`f64`) does not fit: where the x–y plane is that large and the x–z one
+//! is not (`256×512×1024` `f64`: 4 MiB against 2 MiB), the host walks along y (docs/stencil-h200.md).
 
 use super::{Coeffs, Grid3, Neighbours};
 use crate::Real;
@@ -48,13 +54,17 @@ pub struct Window {
     pub z_end: u32,
 }
 
-/// One time step of the stencil on `window`; boundary points copy their input.
+/// One time step of the stencil on `window`; boundary points copy their input. The kernel walks
+/// along z, or along y if `ALONG_Y` (then "plane" `i` is row `i` of every z plane, and a patch's
+/// rows are z planes): the same code with the two axes' sizes and strides swapped.
 ///
 /// # Safety
 /// `input` and `output` hold `grid.len()` elements each, start 16-byte aligned and do not
-/// overlap; `V` is a power of two that divides `grid.nx`; the launch covers the x–y plane
-/// with blocks of `V`-wide, `ROWS`-tall patches per thread, and `gridDim.z` blocks share the
-/// window's planes along z; `window.z_begin < window.z_end <= grid.nz`.
+/// overlap; `V` is a power of two that divides `grid.nx`; `window.z_begin < window.z_end <=
+/// grid.nz`. Along z, the launch covers the x–y plane with blocks of `V`-wide, `ROWS`-tall
+/// patches per thread, and `gridDim.z` blocks share the window's planes; along y, the blocks
+/// cover the x extent and the window's planes (`ROWS` planes per thread), and `gridDim.z` blocks
+/// share the rows.
 #[inline(always)]
 pub unsafe fn stencil_streaming<
     T: Real,
@@ -62,6 +72,7 @@ pub unsafe fn stencil_streaming<
     const ROWS: usize,
     const AHEAD: usize,
     const PREFETCH: usize,
+    const ALONG_Y: bool,
 >(
     input: *const T,
     output: *mut T,
@@ -69,22 +80,35 @@ pub unsafe fn stencil_streaming<
     c: Coeffs<T>,
     window: Window,
 ) {
-    let Grid3 { nx, ny, nz } = grid;
+    let nx = grid.nx;
+    // The walked axis (`i`: its planes, `n_stream` of them, `stream_stride` apart) and the axis
+    // of a patch's rows (`j`): z and y, or y and z. The window's planes are the walk's range
+    // along z, or the rows' along y; along the other axis the launch covers the whole grid.
+    let (n_stream, n_rows, stream_stride, row_stride) = if ALONG_Y {
+        (grid.ny, grid.nz, grid.row_stride(), grid.plane_stride())
+    } else {
+        (grid.nz, grid.ny, grid.plane_stride(), grid.row_stride())
+    };
+    let (walk, rows_written) = if ALONG_Y {
+        (0..grid.ny, window.z_begin..window.z_end)
+    } else {
+        (window.z_begin..window.z_end, 0..grid.ny)
+    };
     let k_start = (block_idx_x() * block_dim_x() + thread_idx_x()) * V as u32;
-    let j_start = (block_idx_y() * block_dim_y() + thread_idx_y()) * ROWS as u32;
-    let planes = (window.z_end - window.z_begin).div_ceil(grid_dim_z());
-    let i_start = window.z_begin + block_idx_z() * planes;
-    let i_end = (i_start + planes).min(window.z_end);
-    if k_start >= nx || j_start >= ny || i_start >= i_end {
+    let j_start = rows_written.start + (block_idx_y() * block_dim_y() + thread_idx_y()) * ROWS as u32;
+    let planes = (walk.end - walk.start).div_ceil(grid_dim_z());
+    let i_start = walk.start + block_idx_z() * planes;
+    let i_end = (i_start + planes).min(walk.end);
+    if k_start >= nx || j_start >= rows_written.end || i_start >= i_end {
         return;
     }
 
     // Every read is clamped into the grid, so no load sits behind a branch: a clamped value
     // belongs to a boundary point or a row past the grid, and is never used. Planes are
     // clamped to the block's run and the one plane on each side of it.
-    let (i_first, i_last) = (i_start.saturating_sub(1), i_end.min(nz - 1));
-    let plane = |i: u32| i.clamp(i_first, i_last) as usize * grid.plane_stride();
-    let row = |j: u32| j.min(ny - 1) as usize * grid.row_stride() + k_start as usize;
+    let (i_first, i_last) = (i_start.saturating_sub(1), i_end.min(n_stream - 1));
+    let plane = |i: u32| i.clamp(i_first, i_last) as usize * stream_stride;
+    let row = |j: u32| j.min(n_rows - 1) as usize * row_stride + k_start as usize;
     let rows: [usize; ROWS] = core::array::from_fn(|r| row(j_start + r as u32));
     let (above, below) = (row(j_start.saturating_sub(1)), row(j_start + ROWS as u32));
     let left = usize::from(k_start > 0);
@@ -107,7 +131,8 @@ pub unsafe fn stencil_streaming<
         }
     };
     let x_interior: [bool; V] = core::array::from_fn(|e| (k_start + e as u32).wrapping_sub(1) < nx - 2);
-    let y_interior: [bool; ROWS] = core::array::from_fn(|r| (j_start + r as u32).wrapping_sub(1) < ny - 2);
+    let y_interior: [bool; ROWS] =
+        core::array::from_fn(|r| (j_start + r as u32).wrapping_sub(1) < n_rows - 2);
 
     let policies = RunPolicies::new(i_end);
 
@@ -131,23 +156,31 @@ pub unsafe fn stencil_streaming<
             }
         }
 
-        let z_interior = i.wrapping_sub(1) < nz - 2;
-        let at = i as usize * grid.plane_stride();
+        let z_interior = i.wrapping_sub(1) < n_stream - 2;
+        let at = i as usize * stream_stride;
         for r in 0..ROWS {
             let out: [T; V] = core::array::from_fn(|e| {
                 let center = in_curr[r][e];
+                let row_minus = if r == 0 { halo.above[e] } else { in_curr[r - 1][e] };
+                let row_plus = if r == ROWS - 1 { halo.below[e] } else { in_curr[r + 1][e] };
+                let (stream_minus, stream_plus) = (in_prev[r][e], in_next[r][e]);
+                let (y_minus, y_plus, z_minus, z_plus) = if ALONG_Y {
+                    (stream_minus, stream_plus, row_minus, row_plus)
+                } else {
+                    (row_minus, row_plus, stream_minus, stream_plus)
+                };
                 let value = c.apply(Neighbours {
                     center,
                     x_minus: if e == 0 { halo.left[r] } else { in_curr[r][e - 1] },
                     x_plus: if e == V - 1 { halo.right[r] } else { in_curr[r][e + 1] },
-                    y_minus: if r == 0 { halo.above[e] } else { in_curr[r - 1][e] },
-                    y_plus: if r == ROWS - 1 { halo.below[e] } else { in_curr[r + 1][e] },
-                    z_minus: in_prev[r][e],
-                    z_plus: in_next[r][e],
+                    y_minus,
+                    y_plus,
+                    z_minus,
+                    z_plus,
                 });
                 if z_interior && y_interior[r] && x_interior[e] { value } else { center }
             });
-            if j_start + (r as u32) < ny {
+            if j_start + (r as u32) < rows_written.end {
                 // SAFETY: row `j_start + r` is in the grid, so `rows[r]` is its unclamped
                 // offset; aligned as loaded.
                 unsafe { l2::store(output.add(at + rows[r]), out, policies.written) };

@@ -41,15 +41,27 @@ pub struct StreamingKernel {
     pub prefetch: usize,
 }
 
-/// A launch shape of the streaming kernel: the entry point, and the block shape and planes
-/// per block chosen at launch.
+/// The axis a streaming kernel walks; its blocks tile the grid across it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum StreamAxis {
+    /// Along z, the book's way: blocks tile the x–y plane.
+    Z,
+    /// Along y: blocks tile the x–z cross-section, a thread's rows are z planes. Only the
+    /// seven-point kernel walks this way.
+    Y,
+}
+
+/// A launch shape of the streaming kernel: the entry point, and the block shape, planes per
+/// block and axis chosen at launch.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct StreamingShape {
     pub kernel: StreamingKernel,
-    /// Threads per block along x and y.
+    /// Threads per block along x and across the walk (y, or z when walking along y).
     pub block: [u32; 2],
-    /// z planes per block, or [`IN_WAVES`].
+    /// Planes per block along the walk, or [`IN_WAVES`].
     pub planes: u32,
+    /// The axis the blocks walk.
+    pub axis: StreamAxis,
 }
 
 /// [`StreamingShape::planes`] of the seven-point kernel launched as one wave: when the GPU holds
@@ -103,19 +115,41 @@ pub const STREAMING_F32: StreamingShape = shape([128, 4], 4, 1, 0, 1, IN_WAVES);
 /// leave threads idle on 128-point rows), 88.5 % at 256×512×2048.
 pub const STREAMING_F64: StreamingShape = shape([64, 4], 2, 2, 0, 1, IN_WAVES);
 
+/// The seven-point kernel's shape for `f32` on grids whose x–y plane is more tiles than the GPU
+/// holds blocks of [`STREAMING_F32`] and whose x–z cross-section is not (a plane of 4 MiB or
+/// more): [`StreamAxis::Y`], 256×2 threads of 2 rows of 4 points (a tile of 1024 × 4, one block
+/// of 512 threads per SM), in one wave. Chosen by `tune_streaming` along y on an H200 (2026-12-01,
+/// 80 shapes): 92.1 % of the copy at 256×512×2048, where the default along z runs at 88.3 %
+/// (64×8 and 128×4 threads of the same kernel 92.0 %; docs/stencil-h200.md).
+pub const STREAMING_ALONG_Y_F32: StreamingShape =
+    StreamingShape { axis: StreamAxis::Y, ..shape([256, 2], 4, 2, 0, 1, IN_WAVES) };
+
+/// As [`STREAMING_ALONG_Y_F32`], for `f64`: 128×4 threads of 2 rows of 2 points (a tile of 256 ×
+/// 8). Same tuner run (130 shapes): 92.3 % of the copy at 256×512×1024, where the default along
+/// z runs at 90.4 % (64×8 and 256×2 threads 92.1 %); 92.4 % at 128×1024×1024.
+pub const STREAMING_ALONG_Y_F64: StreamingShape =
+    StreamingShape { axis: StreamAxis::Y, ..shape([128, 4], 2, 2, 0, 1, IN_WAVES) };
+
 /// The benchmarks' streaming sweep for `f32`: the default, then one change at a time (no
 /// prefetch, prefetch 2, 8 or 2 points per thread, 2 rows per thread, one plane ahead in
-/// registers, a 32×16 block, runs of 32 and of 8 planes per block instead of one wave).
-pub const STREAMING_SWEEP_F32: [StreamingShape; 10] = sweep_from(STREAMING_F32, 8, 2);
+/// registers, a 32×16 block, runs of 32 and of 8 planes per block instead of one wave), and the
+/// shape along y ([`STREAMING_ALONG_Y_F32`]; the library walks along y only where the x–y plane
+/// does not fit in one wave, which the sweep's 512³ does).
+pub const STREAMING_SWEEP_F32: [StreamingShape; 11] = sweep_from(STREAMING_F32, 8, 2, STREAMING_ALONG_Y_F32);
 
 /// The benchmarks' streaming sweep for `f64`: the same changes from its default (4 or 1 points
 /// per thread; one row per thread instead of two).
-pub const STREAMING_SWEEP_F64: [StreamingShape; 10] = sweep_from(STREAMING_F64, 4, 1);
+pub const STREAMING_SWEEP_F64: [StreamingShape; 11] = sweep_from(STREAMING_F64, 4, 1, STREAMING_ALONG_Y_F64);
 
 /// `default`, then each of the sweep's changes to it alone: `wider` and `narrower` points per
-/// thread, and the other rows per thread (1 ↔ 2).
-const fn sweep_from(default: StreamingShape, wider: usize, narrower: usize) -> [StreamingShape; 10] {
-    let StreamingShape { kernel: StreamingKernel { vector, rows, .. }, block, planes } = default;
+/// thread, and the other rows per thread (1 ↔ 2); then `along_y`.
+const fn sweep_from(
+    default: StreamingShape,
+    wider: usize,
+    narrower: usize,
+    along_y: StreamingShape,
+) -> [StreamingShape; 11] {
+    let StreamingShape { kernel: StreamingKernel { vector, rows, .. }, block, planes, .. } = default;
     [
         default,
         shape(block, vector, rows, 0, 0, planes),
@@ -127,6 +161,7 @@ const fn sweep_from(default: StreamingShape, wider: usize, narrower: usize) -> [
         StreamingShape { block: [32, 16], ..default },
         StreamingShape { planes: RUN_PLANES, ..default },
         StreamingShape { planes: 8, ..default },
+        along_y,
     ]
 }
 
@@ -175,7 +210,12 @@ const fn shape(
     prefetch: usize,
     planes: u32,
 ) -> StreamingShape {
-    StreamingShape { kernel: StreamingKernel { vector, rows, ahead, prefetch }, block, planes }
+    StreamingShape {
+        kernel: StreamingKernel { vector, rows, ahead, prefetch },
+        block,
+        planes,
+        axis: StreamAxis::Z,
+    }
 }
 
 /// The const generics of one temporal kernel entry point (`temporal.rs`): see

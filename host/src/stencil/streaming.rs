@@ -9,8 +9,9 @@ use std::ops::Range;
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::device::warp::LANES;
 use gpu_kernels::stencil::tiles::{
-    IN_WAVES, RUN_PLANES, STREAMING_F32, STREAMING_F64, STREAMING_MIN_BLOCKS_PER_SM, STREAMING_SWEEP_F32,
-    STREAMING_SWEEP_F64, StreamingKernel, StreamingShape,
+    IN_WAVES, RUN_PLANES, STREAMING_ALONG_Y_F32, STREAMING_ALONG_Y_F64, STREAMING_F32, STREAMING_F64,
+    STREAMING_MIN_BLOCKS_PER_SM, STREAMING_SWEEP_F32, STREAMING_SWEEP_F64, StreamAxis, StreamingKernel,
+    StreamingShape,
 };
 use gpu_kernels::stencil::{Grid3, STREAMING_KERNELS_F32, STREAMING_KERNELS_F64, Window};
 
@@ -22,6 +23,15 @@ pub fn default_shape(dtype: &str) -> StreamingShape {
     match dtype {
         "f64" => STREAMING_F64,
         _ => STREAMING_F32,
+    }
+}
+
+/// The shape along y for elements of type `dtype`, for grids whose x–y plane does not fit in one
+/// wave of the default.
+pub fn along_y_shape(dtype: &str) -> StreamingShape {
+    match dtype {
+        "f64" => STREAMING_ALONG_Y_F64,
+        _ => STREAMING_ALONG_Y_F32,
     }
 }
 
@@ -94,7 +104,11 @@ pub fn entry_point(shape: StreamingShape, dtype: &str) -> Result<String> {
         )));
     }
     let StreamingKernel { vector, rows, ahead, prefetch } = kernel;
-    Ok(format!("stencil7_streaming_v{vector}_r{rows}_a{ahead}_p{prefetch}_{dtype}"))
+    let axis = match shape.axis {
+        StreamAxis::Z => "",
+        StreamAxis::Y => "y_",
+    };
+    Ok(format!("stencil7_streaming_{axis}v{vector}_r{rows}_a{ahead}_p{prefetch}_{dtype}"))
 }
 
 /// `shape` with fewer planes per block (halved, down to one) while the grid gives fewer than
@@ -104,18 +118,35 @@ pub fn fill(shape: StreamingShape, grid: Grid3, multiprocessors: u32) -> Streami
     if shape.planes == IN_WAVES {
         return shape;
     }
-    let (columns, rows) = tiles(shape, grid);
+    let Across { columns, rows, walk } = across(shape, grid, 0..grid.nz);
     let wanted = STREAMING_MIN_BLOCKS_PER_SM * multiprocessors;
     let mut planes = shape.planes;
-    while planes > 1 && columns * rows * grid.nz.div_ceil(planes) < wanted {
+    while planes > 1 && columns * rows * walk.div_ceil(planes) < wanted {
         planes /= 2;
     }
     StreamingShape { planes, ..shape }
 }
 
-/// Tiles (one block's patches) across a plane: along x, and rows of them along y.
-fn tiles(shape: StreamingShape, grid: Grid3) -> (u32, u32) {
-    (grid.nx.div_ceil(shape.block_points_x()), grid.ny.div_ceil(shape.block_points_y()))
+/// How the blocks of `shape` lie on the planes `z` of `grid`.
+struct Across {
+    /// Tiles (one block's patches) along x,
+    columns: u32,
+    /// and rows of them across the walk (along y, or along z over `z` when walking along y).
+    rows: u32,
+    /// Planes along the walk (of `z`, or the grid's rows when walking along y).
+    walk: u32,
+}
+
+fn across(shape: StreamingShape, grid: Grid3, z: Range<u32>) -> Across {
+    let (rows, walk) = match shape.axis {
+        StreamAxis::Z => (grid.ny, z.len() as u32),
+        StreamAxis::Y => (z.len() as u32, grid.ny),
+    };
+    Across {
+        columns: grid.nx.div_ceil(shape.block_points_x()),
+        rows: rows.div_ceil(shape.block_points_y()),
+        walk,
+    }
 }
 
 /// One launch of the seven-point streaming kernel: its blocks and the planes they write.
@@ -123,6 +154,8 @@ fn tiles(shape: StreamingShape, grid: Grid3) -> (u32, u32) {
 pub struct StreamingLaunch {
     pub config: LaunchConfig,
     pub window: Window,
+    /// Whether the GPU holds all its blocks at once.
+    pub one_wave: bool,
 }
 
 /// The launch of one time step of `shape` over the planes `z` of `grid` (`0..nz` for all of
@@ -130,6 +163,8 @@ pub struct StreamingLaunch {
 /// calculator's): blocks cover the plane's tiles, and `⌈planes of z / planes⌉` blocks share each
 /// column of tiles along z. [`IN_WAVES`]: if the tiles are at most `resident`, `resident / tiles`
 /// runs per column (at least one), so the launch is one wave; else runs of [`RUN_PLANES`].
+/// Along y ([`StreamAxis::Y`]) the same with the roles of y and z swapped: blocks cover the x
+/// extent and the planes `z`, and share the grid's rows.
 pub fn launch(shape: StreamingShape, grid: Grid3, z: Range<u32>, resident: usize) -> Result<StreamingLaunch> {
     check(shape, grid)?;
     if z.is_empty() || z.end > grid.nz {
@@ -138,8 +173,7 @@ pub fn launch(shape: StreamingShape, grid: Grid3, z: Range<u32>, resident: usize
             grid.nz
         )));
     }
-    let (columns, rows) = tiles(shape, grid);
-    let planes = z.len() as u32;
+    let Across { columns, rows, walk: planes } = across(shape, grid, z.clone());
     let tiles = columns.saturating_mul(rows);
     let resident = u32::try_from(resident).unwrap_or(u32::MAX);
     let runs = match shape.planes {
@@ -155,9 +189,11 @@ pub fn launch(shape: StreamingShape, grid: Grid3, z: Range<u32>, resident: usize
         )));
     }
     let [bx, by] = shape.block;
+    let blocks = u64::from(columns) * u64::from(rows) * u64::from(runs);
     Ok(StreamingLaunch {
         config: LaunchConfig { grid_dim, block_dim: (bx, by, 1), shared_mem_bytes: 0 },
         window: Window { z_begin: z.start, z_end: z.end },
+        one_wave: blocks <= u64::from(resident),
     })
 }
 
@@ -181,8 +217,15 @@ fn check(shape: StreamingShape, grid: Grid3) -> Result<()> {
 /// The blocks of a launch of `shape` over the whole grid: blocks of `shape.block` threads cover
 /// the x–y plane, each thread a `rows × vector` patch, and `⌈nz / planes⌉` blocks share each
 /// column of patches along z (a shape [`IN_WAVES`] counts as one run per column here; [`launch`]
-/// splits it for the GPU). For the star and box kernels, which take no window.
+/// splits it for the GPU). For the star and box kernels, which take no window and walk along z
+/// only.
 pub fn launch_config(shape: StreamingShape, grid: Grid3) -> Result<LaunchConfig> {
+    if shape.axis != StreamAxis::Z {
+        return Err(Error::BadArgument(format!(
+            "{}: the high-order star and box kernels walk along z only",
+            Describe(shape)
+        )));
+    }
     Ok(launch(shape, grid, 0..grid.nz, usize::MAX)?.config)
 }
 
@@ -191,7 +234,8 @@ pub fn shape_of(kernel: StreamingKernel) -> StreamingShape {
     StreamingShape { kernel, ..STREAMING_F32 }
 }
 
-/// `32x8 v4 r1 a0 p0 z8`: block, vector, rows, ahead, prefetch, planes, as the sweep names them.
+/// `32x8 v4 r1 a0 p0 z8`: block, vector, rows, ahead, prefetch, planes, as the sweep names them,
+/// and ` along y` for shapes that walk along y.
 pub struct Describe(pub StreamingShape);
 
 impl Describe {
@@ -204,11 +248,15 @@ impl Describe {
 
 impl fmt::Display for Describe {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let StreamingShape { block: [bx, by], planes, .. } = self.0;
+        let StreamingShape { block: [bx, by], planes, axis, .. } = self.0;
         if planes == IN_WAVES {
-            write!(f, "{bx}x{by} {} waves", self.kernel())
+            write!(f, "{bx}x{by} {} waves", self.kernel())?;
         } else {
-            write!(f, "{bx}x{by} {} z{planes}", self.kernel())
+            write!(f, "{bx}x{by} {} z{planes}", self.kernel())?;
+        }
+        match axis {
+            StreamAxis::Z => Ok(()),
+            StreamAxis::Y => write!(f, " along y"),
         }
     }
 }
@@ -261,7 +309,8 @@ mod tests {
 
     #[test]
     fn launch_shape_covers_the_grid() {
-        let shape = StreamingShape { kernel: kernel(4, 1, 0, 0), block: [32, 8], planes: 32 };
+        let shape =
+            StreamingShape { kernel: kernel(4, 1, 0, 0), block: [32, 8], planes: 32, axis: StreamAxis::Z };
         let config = launch_config(shape, CUBE_512).unwrap();
         assert_eq!(
             (config.grid_dim, config.block_dim, config.shared_mem_bytes),
@@ -273,7 +322,12 @@ mod tests {
 
     #[test]
     fn blocks_narrow_to_the_rows_they_span() {
-        let shape = StreamingShape { kernel: kernel(4, 1, 0, 1), block: [128, 4], planes: IN_WAVES };
+        let shape = StreamingShape {
+            kernel: kernel(4, 1, 0, 1),
+            block: [128, 4],
+            planes: IN_WAVES,
+            axis: StreamAxis::Z,
+        };
         let block = |nx: u32| narrow(shape, Grid3 { nx, ny: 64, nz: 64 }, "f32").block;
         assert_eq!(block(512), [128, 4], "512 points take 128 threads of 4");
         assert_eq!(block(300), [128, 4], "64 threads of 4 would not span 300 points");
@@ -290,12 +344,36 @@ mod tests {
 
     #[test]
     fn small_grids_get_fewer_planes_per_block() {
-        let runs = StreamingShape { kernel: kernel(4, 1, 0, 1), block: [32, 16], planes: 32 };
+        let runs =
+            StreamingShape { kernel: kernel(4, 1, 0, 1), block: [32, 16], planes: 32, axis: StreamAxis::Z };
         let planes = |n: u32| fill(runs, Grid3 { nx: n, ny: n, nz: n }, 132).planes;
         // 256³: 32 columns of blocks, 16 planes give 512 blocks; 128³: 8 columns, 2 planes.
         assert_eq!((planes(512), planes(256), planes(128), planes(3)), (32, 16, 2, 1));
         // A shape launched in waves fills the GPU by itself.
         assert_eq!(fill(STREAMING_F32, Grid3 { nx: 128, ny: 128, nz: 128 }, 132), STREAMING_F32);
+    }
+
+    #[test]
+    fn along_y_the_blocks_tile_the_x_z_cross_section() {
+        // 256×512×1024 f64: the x–y plane is 512 tiles of the default (runs, 264 resident), the
+        // x–z cross-section 128 tiles of the shape along y (one wave of 132).
+        let grid = Grid3 { nx: 1024, ny: 512, nz: 256 };
+        let z = launch(STREAMING_F64, grid, 0..256, 264).unwrap();
+        assert!(!z.one_wave);
+        let y = launch(STREAMING_ALONG_Y_F64, grid, 0..256, 132).unwrap();
+        assert_eq!((y.config.grid_dim, y.one_wave), ((4, 32, 1), true));
+        assert_eq!((y.window.z_begin, y.window.z_end), (0, 256));
+        // A window of planes: the blocks cover its planes only, and share the grid's rows.
+        let runs = StreamingShape { planes: 32, ..STREAMING_ALONG_Y_F64 };
+        let part = launch(runs, grid, 8..20, 132).unwrap();
+        assert_eq!((part.config.grid_dim, part.window.z_begin, part.window.z_end), ((4, 2, 16), 8, 20));
+        assert_eq!(
+            entry_point(STREAMING_ALONG_Y_F64, "f64").unwrap(),
+            "stencil7_streaming_y_v2_r2_a0_p1_f64"
+        );
+        assert!(Describe(STREAMING_ALONG_Y_F64).to_string().ends_with("waves along y"));
+        // The high-order kernels walk along z only.
+        assert!(launch_config(STREAMING_ALONG_Y_F32, grid).unwrap_err().to_string().contains("along z only"));
     }
 
     #[test]
@@ -314,7 +392,12 @@ mod tests {
     #[test]
     fn one_wave_when_the_tiles_fit_else_runs() {
         // 256 × 8-point tiles: 2 columns × 64 rows of tiles on 512 × 512 planes.
-        let shape = StreamingShape { kernel: kernel(2, 2, 0, 1), block: [128, 4], planes: IN_WAVES };
+        let shape = StreamingShape {
+            kernel: kernel(2, 2, 0, 1),
+            block: [128, 4],
+            planes: IN_WAVES,
+            axis: StreamAxis::Z,
+        };
         let blocks = |grid: Grid3, z: Range<u32>, resident: usize| {
             let launch = launch(shape, grid, z, resident).unwrap();
             (launch.config.grid_dim, (launch.window.z_begin, launch.window.z_end))
