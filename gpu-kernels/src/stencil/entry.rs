@@ -47,6 +47,30 @@ stencil_entry_points! {
     stencil7_coarsened_t16_f64 => stencil_coarsened::<f64, 16>;
 }
 
+/// Stamps out one streaming entry point `$name` for `$t` and the const generics given.
+macro_rules! streaming_entry_point {
+    ($name:ident: $t:ident, $v:literal, $rows:literal, $ahead:literal, $prefetch:literal, along_y = $along_y:literal) => {
+        #[cfg(target_arch = "nvptx64")]
+        #[unsafe(no_mangle)]
+        pub unsafe extern "ptx-kernel" fn $name(
+            input: *const $t,
+            output: *mut $t,
+            grid: super::Grid3,
+            coeffs: super::Coeffs<$t>,
+            window: super::Window,
+        ) {
+            // SAFETY: the host launcher picks this entry point only for grids whose `nx` `V`
+            // divides, and covers the window with the shape's blocks (along y: the x–z
+            // cross-section).
+            unsafe {
+                super::stencil_streaming::<$t, $v, $rows, $ahead, $prefetch, $along_y>(
+                    input, output, grid, coeffs, window,
+                )
+            }
+        }
+    };
+}
+
 /// Stamps out the streaming kernel's entry points
 /// `stencil7_streaming_v<V>_r<ROWS>_a<AHEAD>_p<PREFETCH>_<t>` (walking along z) and
 /// `stencil7_streaming_y_v…` (along y) for each `(V, ROWS, AHEAD, PREFETCH)` listed, and the list
@@ -58,36 +82,10 @@ macro_rules! streaming_entry_points {
             super::tiles::StreamingKernel { vector: $v, rows: $rows, ahead: $ahead, prefetch: $prefetch }
         ),*];
         $(
-            #[cfg(target_arch = "nvptx64")]
-            #[unsafe(no_mangle)]
-            pub unsafe extern "ptx-kernel" fn ${concat(stencil7_streaming_v, $v, _r, $rows, _a, $ahead, _p, $prefetch, _, $t)}(
-                input: *const $t,
-                output: *mut $t,
-                grid: super::Grid3,
-                coeffs: super::Coeffs<$t>,
-                window: super::Window,
-            ) {
-                // SAFETY: the host launcher picks this entry point only for grids whose `nx`
-                // `V` divides, and covers the window with the shape's blocks.
-                unsafe {
-                    super::stencil_streaming::<$t, $v, $rows, $ahead, $prefetch, false>(input, output, grid, coeffs, window)
-                }
-            }
-
-            #[cfg(target_arch = "nvptx64")]
-            #[unsafe(no_mangle)]
-            pub unsafe extern "ptx-kernel" fn ${concat(stencil7_streaming_y_v, $v, _r, $rows, _a, $ahead, _p, $prefetch, _, $t)}(
-                input: *const $t,
-                output: *mut $t,
-                grid: super::Grid3,
-                coeffs: super::Coeffs<$t>,
-                window: super::Window,
-            ) {
-                // SAFETY: as above, the blocks covering the x–z cross-section.
-                unsafe {
-                    super::stencil_streaming::<$t, $v, $rows, $ahead, $prefetch, true>(input, output, grid, coeffs, window)
-                }
-            }
+            streaming_entry_point!(${concat(stencil7_streaming_v, $v, _r, $rows, _a, $ahead, _p, $prefetch, _, $t)}:
+                $t, $v, $rows, $ahead, $prefetch, along_y = false);
+            streaming_entry_point!(${concat(stencil7_streaming_y_v, $v, _r, $rows, _a, $ahead, _p, $prefetch, _, $t)}:
+                $t, $v, $rows, $ahead, $prefetch, along_y = true);
         )*
     )*};
 }
