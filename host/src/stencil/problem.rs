@@ -86,19 +86,27 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// and along z such a grid is walked in runs (on an H200, `f64` 256×512×1024: 92.3 % of the
     /// copy along y against 90.4 % along z; docs/stencil-h200.md).
     fn default_streaming_launch(&self) -> Result<StepLaunch> {
-        self.streaming_launch(self.default_streaming_shape()?, 0..self.grid.nz)
+        Ok(self.default_streaming()?.1)
     }
 
     /// The shape [`run`](Self::run) launches the streaming kernel with on this grid (see
     /// `default_streaming_launch`).
     pub fn default_streaming_shape(&self) -> Result<StreamingShape> {
+        Ok(self.default_streaming()?.0)
+    }
+
+    /// The shape `default_streaming_launch` picks, and its launch, each built once.
+    fn default_streaming(&self) -> Result<(StreamingShape, StepLaunch)> {
         let along_z = self.streaming_default();
-        if self.streaming_launch_waves(along_z, 0..self.grid.nz)?.1 {
-            return Ok(along_z);
+        let (launch_z, one_wave) = self.streaming_launch_waves(along_z, 0..self.grid.nz)?;
+        if one_wave {
+            return Ok((along_z, launch_z));
         }
         let along_y = streaming::narrow(streaming::along_y_shape(T::NAME), self.grid, T::NAME);
-        let one_wave = self.streaming_launch_waves(along_y, 0..self.grid.nz)?.1;
-        Ok(if one_wave { along_y } else { along_z })
+        match self.streaming_launch_waves(along_y, 0..self.grid.nz)? {
+            (launch_y, true) => Ok((along_y, launch_y)),
+            _ => Ok((along_z, launch_z)),
+        }
     }
 
     /// `steps` time steps with the temporal kernel: passes of `fuse` steps each (default: the
