@@ -48,6 +48,8 @@ unsafe impl KernelParam for stencil::Grid3 {}
 // SAFETY: as above.
 unsafe impl KernelParam for stencil::Window {}
 // SAFETY: as above.
+unsafe impl KernelParam for stencil::Walk {}
+// SAFETY: as above.
 unsafe impl<T: Real> KernelParam for stencil::Coeffs<T> {}
 // SAFETY: `#[repr(C)]` arrays of `T`.
 unsafe impl<T: Real, const R: usize> KernelParam for stencil::star::StarCoeffs<T, R> {}

@@ -199,6 +199,49 @@ fn every_streaming_kernel<T: Element>() {
     }
 }
 
+/// Runs of steps that keep planes in L2, every other step walking back through them: along z
+/// (the default shape) and along y, on every grid of both sets, with all of L2 kept (on these
+/// grids: every plane), a quarter, and 1 %; 2 and 5 steps end on a step each way.
+fn back_and_forth<T: Element>() {
+    use host::stencil::streaming;
+    let gpu = gpu();
+    for shape in SHAPES.into_iter().chain(STREAMING_SHAPES) {
+        let seed = random::fresh_seed();
+        let input = random::random_grid::<T>(shape, seed).unwrap();
+        let coeffs = random_coeffs(seed);
+        let mut problem = stencil::StencilProblem::new(&gpu, input.view(), coeffs).unwrap();
+        let err = problem.set_kept_l2_percent(101).unwrap_err().to_string();
+        assert!(err.contains("give 0 to 100"), "{err}");
+        for percent in [100, 25, 1] {
+            problem.set_kept_l2_percent(percent).unwrap();
+            for steps in [2, 5] {
+                let reference = reference_steps(input.view(), coeffs, steps);
+                problem.run(StencilVariant::Streaming, steps).unwrap();
+                let along_z = problem.output().unwrap();
+                problem.run_streaming(streaming::along_y_shape(T::NAME), steps).unwrap();
+                let along_y = problem.output().unwrap();
+                for (axis, out) in [("z", along_z), ("y", along_y)] {
+                    let c = compare(out.as_slice().unwrap(), reference.as_slice().unwrap());
+                    let what = format!("along {axis}, {percent} % of L2 kept, {steps} steps {}", T::NAME);
+                    assert!(c.ok, "{what} on {shape:?}, seed {seed}: {c:?}");
+                }
+            }
+        }
+    }
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn steps_walking_back_through_planes_kept_in_l2_match_the_reference_f32() {
+    back_and_forth::<f32>();
+}
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn steps_walking_back_through_planes_kept_in_l2_match_the_reference_f64() {
+    back_and_forth::<f64>();
+}
+
 /// The shape along y (which `run` picks on grids of large x–y planes) on every grid of the
 /// seven-point set and of the streaming set, 1 and 10 steps.
 fn along_y_every_grid<T: Element>() {

@@ -15,7 +15,7 @@
 
 use super::Grid3;
 use super::box27::{BoxCoeffs, PlaneSums};
-use super::streaming::{RunPolicies, ThreadWork, thread_work};
+use super::streaming::{RunPolicies, ThreadWork, Walk, thread_work};
 use crate::Real;
 use crate::device::{l2, opaque, prefetch_l2};
 
@@ -93,7 +93,7 @@ pub unsafe fn stencil_box_streaming<T: Real, const V: usize>(
     // The sums of planes `i − 1`, `i`, `i + 1`, a ring: in the `p`-th iteration of every three,
     // slot `(p + q) % 3` holds plane `i − 1 + q`, so the entering plane takes the leaving one's
     // slot and the queue advances without moving registers (`ring_loop`).
-    let policies = RunPolicies::new(i_end);
+    let policies = RunPolicies::new(i_start, i_end, Walk::FORWARD);
     let mut queue: [[PlaneSums<T>; V]; 3] = [
         load(i_start.wrapping_sub(1), policies.unshared).sums(),
         load(i_start, policies.unshared).sums(),

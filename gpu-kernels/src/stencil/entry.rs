@@ -58,13 +58,14 @@ macro_rules! streaming_entry_point {
             grid: super::Grid3,
             coeffs: super::Coeffs<$t>,
             window: super::Window,
+            walk: super::Walk,
         ) {
             // SAFETY: the host launcher picks this entry point only for grids whose `nx` `V`
             // divides, and covers the window with the shape's blocks (along y: the x–z
             // cross-section).
             unsafe {
                 super::stencil_streaming::<$t, $v, $rows, $ahead, $prefetch, $along_y>(
-                    input, output, grid, coeffs, window,
+                    input, output, grid, coeffs, window, walk,
                 )
             }
         }

@@ -58,7 +58,7 @@ pub use register_tiled::stencil_register_tiled;
 pub use shared_tiled::stencil_shared_tiled;
 pub use star_shared_tiled::stencil_star_shared_tiled;
 pub use star_streaming::stencil_star_streaming;
-pub use streaming::{Window, stencil_streaming};
+pub use streaming::{Walk, Window, stencil_streaming};
 pub use temporal::{stencil_temporal, temporal_out_tile, temporal_shared_elements};
 
 use crate::Real;

@@ -26,6 +26,11 @@
 //! cross-section at once (one wave, no run starting after its neighbour), and a cross-section of
 //! more than about 2 MiB (`f64`) does not fit: where the x–y plane is that large and the x–z one
 //! is not (`256×512×1024` `f64`: 4 MiB against 2 MiB), the host walks along y (docs/stencil-h200.md).
+//!
+//! **Back and forth.** In a run of time steps launched in one wave, a step can store its last
+//! planes at L2's normal priority ([`Walk::keep`]) and the next walk the other way
+//! ([`Walk::backwards`]): it starts on the planes just written, read from L2 instead of DRAM. The
+//! queue is the same; walking backwards, the plane behind is the one above.
 
 use super::{Coeffs, Grid3, Neighbours};
 use crate::Real;
@@ -54,9 +59,28 @@ pub struct Window {
     pub z_end: u32,
 }
 
+/// Which way one launch's blocks walk their runs of planes, and how many of each run's last
+/// planes they store to stay in L2. A time step that keeps planes is followed by one that walks
+/// the other way, so it reads first what the step before wrote last, from L2 instead of DRAM.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Walk {
+    /// Nonzero: from the run's last plane back to its first.
+    pub backwards: u32,
+    /// Planes at the end of each run stored at L2's normal priority instead of first-evicted.
+    pub keep: u32,
+}
+
+impl Walk {
+    /// From first plane to last, keeping none in L2.
+    pub const FORWARD: Self = Self { backwards: 0, keep: 0 };
+}
+
 /// One time step of the stencil on `window`; boundary points copy their input. The kernel walks
 /// along z, or along y if `ALONG_Y` (then "plane" `i` is row `i` of every z plane, and a patch's
-/// rows are z planes): the same code with the two axes' sizes and strides swapped.
+/// rows are z planes): the same code with the two axes' sizes and strides swapped. Each block
+/// walks its run of planes in the direction `walk` gives; walking backwards, the plane behind
+/// (`in_prev`) is the one above, and the same formula takes each neighbour by its axis.
 ///
 /// # Safety
 /// `input` and `output` hold `grid.len()` elements each, start 16-byte aligned and do not
@@ -79,6 +103,7 @@ pub unsafe fn stencil_streaming<
     grid: Grid3,
     c: Coeffs<T>,
     window: Window,
+    walk: Walk,
 ) {
     let nx = grid.nx;
     // The walked axis (`i`: its planes, `n_stream` of them, `stream_stride` apart) and the axis
@@ -89,16 +114,16 @@ pub unsafe fn stencil_streaming<
     } else {
         (grid.nz, grid.ny, grid.plane_stride(), grid.row_stride())
     };
-    let (walk, rows_written) = if ALONG_Y {
+    let (walked, rows_written) = if ALONG_Y {
         (0..grid.ny, window.z_begin..window.z_end)
     } else {
         (window.z_begin..window.z_end, 0..grid.ny)
     };
     let k_start = (block_idx_x() * block_dim_x() + thread_idx_x()) * V as u32;
     let j_start = rows_written.start + (block_idx_y() * block_dim_y() + thread_idx_y()) * ROWS as u32;
-    let planes = (walk.end - walk.start).div_ceil(grid_dim_z());
-    let i_start = walk.start + block_idx_z() * planes;
-    let i_end = (i_start + planes).min(walk.end);
+    let planes = (walked.end - walked.start).div_ceil(grid_dim_z());
+    let i_start = walked.start + block_idx_z() * planes;
+    let i_end = (i_start + planes).min(walked.end);
     if k_start >= nx || j_start >= rows_written.end || i_start >= i_end {
         return;
     }
@@ -134,22 +159,33 @@ pub unsafe fn stencil_streaming<
     let y_interior: [bool; ROWS] =
         core::array::from_fn(|r| (j_start + r as u32).wrapping_sub(1) < n_rows - 2);
 
-    let policies = RunPolicies::new(i_end);
+    // The walk: from `i_first_walked`, `ahead(i, d)` is the plane `d` steps past `i` in its
+    // direction (past the grid's end: clamped by `plane`), `behind` the plane before the first.
+    let backwards = walk.backwards != 0;
+    let ahead = |i: u32, d: u32| if backwards { i.saturating_sub(d) } else { i + d };
+    let (i_first_walked, behind) =
+        if backwards { (i_end - 1, i_end) } else { (i_start, i_start.wrapping_sub(1)) };
+    let policies = RunPolicies::new(i_start, i_end, walk);
 
-    // The register queue along z: `in_prev`, `in_curr` (with its halo), `in_next`, and the
-    // `AHEAD` planes after it, whose loads are in flight.
-    let mut in_prev = load_patch(i_start.wrapping_sub(1), policies.unshared);
-    let mut in_curr = load_patch(i_start, policies.unshared);
-    let mut halo = load_halo(i_start);
-    let mut in_next = load_patch(i_start + 1, policies.load(i_start + 1));
-    let mut in_ahead: [Patch<T, V, ROWS>; AHEAD] =
-        core::array::from_fn(|a| load_patch(i_start + 2 + a as u32, policies.load(i_start + 2 + a as u32)));
-    for i in i_start..i_end {
+    // The register queue along the walk: `in_prev`, `in_curr` (with its halo), `in_next`, and
+    // the `AHEAD` planes after it, whose loads are in flight.
+    let mut in_prev = load_patch(behind, policies.unshared);
+    let mut in_curr = load_patch(i_first_walked, policies.unshared);
+    let mut halo = load_halo(i_first_walked);
+    let next = ahead(i_first_walked, 1);
+    let mut in_next = load_patch(next, policies.load(next));
+    let mut in_ahead: [Patch<T, V, ROWS>; AHEAD] = core::array::from_fn(|a| {
+        let i = ahead(i_first_walked, 2 + a as u32);
+        load_patch(i, policies.load(i))
+    });
+    let mut i = i_first_walked;
+    for _ in i_start..i_end {
         // Start the loads of the next plane's halo and of the plane entering the queue.
-        let next_halo = load_halo(i + 1);
-        let entering = load_patch(i + 2 + AHEAD as u32, policies.load(i + 2 + AHEAD as u32));
+        let next_halo = load_halo(ahead(i, 1));
+        let i_entering = ahead(i, 2 + AHEAD as u32);
+        let entering = load_patch(i_entering, policies.load(i_entering));
         if PREFETCH > 0 {
-            let at = plane(i + 2 + (AHEAD + PREFETCH) as u32);
+            let at = plane(ahead(i, 2 + (AHEAD + PREFETCH) as u32));
             for &row in &rows {
                 // SAFETY: the offset lies in the grid.
                 unsafe { prefetch_l2(input.add(at + row)) };
@@ -163,7 +199,8 @@ pub unsafe fn stencil_streaming<
                 let center = in_curr[r][e];
                 let row_minus = if r == 0 { halo.above[e] } else { in_curr[r - 1][e] };
                 let row_plus = if r == ROWS - 1 { halo.below[e] } else { in_curr[r + 1][e] };
-                let (stream_minus, stream_plus) = (in_prev[r][e], in_next[r][e]);
+                let (stream_minus, stream_plus) =
+                    if backwards { (in_next[r][e], in_prev[r][e]) } else { (in_prev[r][e], in_next[r][e]) };
                 let (y_minus, y_plus, z_minus, z_plus) = if ALONG_Y {
                     (stream_minus, stream_plus, row_minus, row_plus)
                 } else {
@@ -183,7 +220,7 @@ pub unsafe fn stencil_streaming<
             if j_start + (r as u32) < rows_written.end {
                 // SAFETY: row `j_start + r` is in the grid, so `rows[r]` is its unclamped
                 // offset; aligned as loaded.
-                unsafe { l2::store(output.add(at + rows[r]), out, policies.written) };
+                unsafe { l2::store(output.add(at + rows[r]), out, policies.store(i)) };
             }
         }
 
@@ -197,37 +234,55 @@ pub unsafe fn stencil_streaming<
             in_ahead.rotate_left(1);
             in_ahead[AHEAD - 1] = entering;
         }
+        i = ahead(i, 1);
     }
 }
 
-/// The L2 eviction policies of a block's run of planes `..i_end` (`device::l2`): the planes
-/// it shares with the next run along z (its last, and the one past it), which that run's blocks
-/// read again a wave later, are kept last; the output goes first.
+/// The L2 eviction policies of a block's run of planes `i_start..i_end` (`device::l2`),
+/// walked as `walk` says: the planes it shares with the next run along the walk (its last, and
+/// the one past it), which that run's blocks read again a wave later, are kept last; the output
+/// goes first, but for the run's last `walk.keep` planes, which the next step reads first.
 #[derive(Clone, Copy)]
 pub(super) struct RunPolicies {
     shared: l2::Policy,
-    /// For planes no other run reads.
+    /// For planes no other run reads, and the output kept for the next step.
     pub unshared: l2::Policy,
     /// For the output.
     pub written: l2::Policy,
+    /// The run, its direction, and the planes kept.
+    i_start: u32,
     i_end: u32,
+    backwards: bool,
+    keep: u32,
 }
 
 impl RunPolicies {
     #[inline(always)]
-    pub fn new(i_end: u32) -> Self {
+    pub fn new(i_start: u32, i_end: u32, walk: Walk) -> Self {
         Self {
             shared: l2::Policy::evict_last(),
             unshared: l2::Policy::evict_normal(),
             written: l2::Policy::evict_first(),
+            i_start,
             i_end,
+            backwards: walk.backwards != 0,
+            keep: walk.keep,
         }
     }
 
-    /// The policy for loading plane `i` as it enters the queue.
+    /// The policy for loading plane `i` as it enters the queue: kept last from the walk's last
+    /// plane on.
     #[inline(always)]
     pub fn load(&self, i: u32) -> l2::Policy {
-        if i + 1 >= self.i_end { self.shared } else { self.unshared }
+        let shared = if self.backwards { i <= self.i_start } else { i + 1 >= self.i_end };
+        if shared { self.shared } else { self.unshared }
+    }
+
+    /// The policy for storing plane `i` of the run: normal for the last `keep` planes walked.
+    #[inline(always)]
+    pub fn store(&self, i: u32) -> l2::Policy {
+        let to_last = if self.backwards { i - self.i_start } else { self.i_end - 1 - i };
+        if to_last < self.keep { self.unshared } else { self.written }
     }
 }
 

@@ -93,6 +93,20 @@ impl StreamingShape {
     }
 }
 
+/// How much of L2 (percent) the seven-point streaming kernel's output keeps at the end of each
+/// time step of a run of steps launched in one wave, in `f64`: each run of planes stores its last
+/// planes, as many as that share holds, at L2's normal priority instead of first-evicted, and the
+/// next step walks the other way, reading them first from L2 instead of DRAM. Chosen on an H200
+/// (2026-12-01): at 256×512×1024, 100 steps ran at 91.0–92.9 % of the copy with 25 %, 91.2–92.3
+/// with 50, 90.3 with 75, 90.9 with 100, against 89.4–90.4 keeping none, and criterion 90.6–90.7
+/// against 89.5; at 512³ the same within noise (docs/stencil-h200.md).
+pub const KEPT_L2_PERCENT_F64: u32 = 25;
+
+/// As [`KEPT_L2_PERCENT_F64`], for `f32`: none. Keeping 25 % was slower in the same runs (100
+/// steps: 95.5 % of the copy against 96.9 at 256×512×1024, 96.0 against 97.4 at 512³; criterion
+/// 0.6–0.8 points slower).
+pub const KEPT_L2_PERCENT_F32: u32 = 0;
+
 /// Blocks per SM that the library's streaming launch gives at least, lowering the planes per
 /// block on grids too small for the default shape to fill the GPU (e.g. 128³: from 32 blocks
 /// to 512). Small grids are latency-bound, and two resident blocks per SM hide more of it.

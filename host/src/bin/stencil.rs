@@ -79,6 +79,12 @@ struct Args {
     /// star13 and star25), for box27 the average (each weight 1/27).
     #[arg(long, value_parser = parse_coeffs)]
     coeffs: Option<Coefficients>,
+    /// Share of L2 (percent, 0 to 100) that each step of the streaming kernel keeps for the next
+    /// when --steps is more than 1: the next step walks back through it, reading it from L2
+    /// instead of DRAM (0: every step walks forward). Default: 25 in f64, 0 in f32, chosen by
+    /// measurement (tiles::KEPT_L2_PERCENT_F64).
+    #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u32).range(0..=100))]
+    kept_l2: Option<u32>,
     /// Timed runs per variant; the median is reported.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
@@ -518,6 +524,9 @@ fn run_dtype<T: Element + WritableElement>(gpu: &Gpu, args: &Args, input: Array3
     let steps = args.steps as usize;
     let seven = seven_point::<T>(&values);
     let mut problem = StencilProblem::new(gpu, input.view(), seven)?;
+    if let Some(percent) = args.kept_l2 {
+        problem.set_kept_l2_percent(percent)?;
+    }
     let repeat = args.repeat as usize;
     let copy_ms = median_after_warm_up(repeat, || problem.copy_ms(1))?;
     let reference = (!args.no_verify)
@@ -807,6 +816,8 @@ mod tests {
         assert_eq!(coefficients(&args), [-6.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]);
         assert_eq!(args.shape, StencilShape::Star7);
         assert_eq!((args.steps, args.repeat, args.no_verify, args.json), (1, 20, false, false));
+        assert_eq!(args.kept_l2, None, "the element type's default share of L2");
+        assert_eq!(parse(&["--kept-l2", "50"]).unwrap().kept_l2, Some(50));
     }
 
     #[test]
@@ -891,6 +902,7 @@ mod tests {
             (&["--steps", "0"][..], "steps"),
             (&["--repeat", "0"][..], "repeat"),
             (&["--dtype", "f16"][..], "f16"),
+            (&["--kept-l2", "101"][..], "not in 0..=100"),
         ] {
             let err = parse(args).unwrap_err().to_string();
             assert!(err.contains(reason), "{args:?}: {err}");

@@ -10,7 +10,7 @@ use gpu_kernels::KernelParam;
 use gpu_kernels::stencil::box27::BoxCoeffs;
 use gpu_kernels::stencil::star::StarCoeffs;
 use gpu_kernels::stencil::tiles::{RUN_PLANES, StreamingShape, TemporalShape};
-use gpu_kernels::stencil::{Coeffs, Grid3, Window};
+use gpu_kernels::stencil::{Coeffs, Grid3, Walk, Window};
 use ndarray::{Array3, ArrayView3};
 
 use super::{StencilShape, StencilVariant, grid_of, streaming, temporal};
@@ -28,6 +28,8 @@ pub struct StencilProblem<'g, T: Element> {
     buffers: [CudaSlice<T>; 2],
     /// Which of `buffers` holds the result of the last run.
     result: Option<usize>,
+    /// The share of L2 (percent) a run of streaming steps keeps for the next step.
+    kept_l2_percent: u32,
 }
 
 impl<'g, T: Element> StencilProblem<'g, T> {
@@ -44,12 +46,26 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         let host = input.as_slice().expect("standard layout is contiguous");
         let input = gpu.upload(host)?;
         let buffers = [gpu.alloc(grid.len())?, gpu.alloc(grid.len())?];
-        Ok(Self { gpu, grid, coeffs, input, buffers, result: None })
+        let kept_l2_percent = streaming::kept_l2_percent(T::NAME);
+        Ok(Self { gpu, grid, coeffs, input, buffers, result: None, kept_l2_percent })
     }
 
     /// Replaces the seven-point coefficients the next runs use.
     pub fn set_coeffs(&mut self, coeffs: Coeffs<T>) {
         self.coeffs = coeffs;
+    }
+
+    /// Sets how much of L2 (percent, 0 to 100) each step of a run of seven-point streaming steps
+    /// launched in one wave keeps for the next, which walks back through it (default:
+    /// `tiles::KEPT_L2_PERCENT_F64` or `_F32`; 0: every step walks forward, keeping none).
+    pub fn set_kept_l2_percent(&mut self, percent: u32) -> Result<()> {
+        if percent > 100 {
+            return Err(Error::BadArgument(format!(
+                "{percent} % of L2 kept for the next step: give 0 to 100"
+            )));
+        }
+        self.kept_l2_percent = percent;
+        Ok(())
     }
 
     /// The grid's shape.
@@ -202,11 +218,17 @@ impl<'g, T: Element> StencilProblem<'g, T> {
             )));
         }
         let resident = self.gpu.resident_blocks(&function, bx * by, 0)?;
-        let streaming::StreamingLaunch { config, window, one_wave } =
-            streaming::launch(shape, self.grid, z, resident)?;
+        let launch = streaming::launch(shape, self.grid, z, resident)?;
+        let l2_bytes = usize::try_from(self.gpu.info.l2_bytes).unwrap_or(0);
+        let kept = streaming::L2Share { l2_bytes, percent: self.kept_l2_percent };
+        let keep = streaming::kept_planes(&launch, shape, self.grid, size_of::<T>(), kept);
+        let streaming::StreamingLaunch { config, window, one_wave } = launch;
         let label = format!("streaming {} ({})", T::NAME, streaming::Describe(shape));
         Ok((
-            StepLaunch { launches: vec![KernelLaunch { function, config, window: Some(window) }], label },
+            StepLaunch {
+                launches: vec![KernelLaunch { function, config, window: Some(window), keep }],
+                label,
+            },
             one_wave,
         ))
     }
@@ -269,7 +291,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         let ms = self.gpu.timer()?.time(|| {
             for (index, pass) in each_pass.enumerate() {
                 let (src, dst) = if index % 2 == 0 { (&*ping, &mut *pong) } else { (&*pong, &mut *ping) };
-                launch_pass(stream, pass, (src, dst), &grid, &coeffs)?;
+                launch_pass(stream, pass, (src, dst), &grid, &coeffs, Some(index % 2 == 1))?;
             }
             Ok(())
         });
@@ -350,7 +372,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         let [ping, pong] = &mut self.buffers;
         let (src, dst) = if current == 0 { (&*ping, &mut *pong) } else { (&*pong, &mut *ping) };
         let (grid, coeffs) = (ByValue(self.grid), ByValue(self.coeffs));
-        launch_pass(stream, launch, (src, dst), &grid, &coeffs)
+        launch_pass(stream, launch, (src, dst), &grid, &coeffs, None)
     }
 
     /// Closes a time step enqueued with [`step_part`](Self::step_part): the buffer it wrote now
@@ -495,12 +517,15 @@ pub struct StreamingOccupancy {
 }
 
 /// One kernel launch of a pass: the function, its blocks, and for the seven-point streaming
-/// kernel the [`Window`] it writes (that entry point's fifth parameter).
+/// kernel the [`Window`] it writes (that entry point's fifth parameter) and the planes each of
+/// its runs keeps in L2 for the next step ([`streaming::kept_planes`]; 0: none, every step walks
+/// forward).
 #[derive(Clone)]
 struct KernelLaunch {
     function: CudaFunction,
     config: LaunchConfig,
     window: Option<Window>,
+    keep: u32,
 }
 
 /// The launches of one pass over the grid (one time step, or several fused), in order, and a
@@ -514,7 +539,7 @@ pub struct StepLaunch {
 impl StepLaunch {
     /// A pass of one launch of a kernel that takes no window.
     fn one(function: CudaFunction, config: LaunchConfig, label: String) -> Self {
-        Self { launches: vec![KernelLaunch { function, config, window: None }], label }
+        Self { launches: vec![KernelLaunch { function, config, window: None, keep: 0 }], label }
     }
 
     /// Each launch's block fits its kernel ([`Gpu::check_block`]).
@@ -523,24 +548,31 @@ impl StepLaunch {
     }
 }
 
-/// Enqueues one pass, each of its launches from `src` to `dst`, on `stream`.
+/// Enqueues one pass, each of its launches from `src` to `dst`, on `stream`. `walk_back`: for a
+/// step of a run of steps, whether it is one that walks back through the planes the step before
+/// kept in L2 (every other one); `None` for a step on its own, which walks forward keeping none.
 fn launch_pass<T: Element, C: KernelParam>(
     stream: &Arc<CudaStream>,
     pass: &StepLaunch,
     (src, dst): (&CudaSlice<T>, &mut CudaSlice<T>),
     grid: &ByValue<Grid3>,
     coeffs: &ByValue<C>,
+    walk_back: Option<bool>,
 ) -> Result<()> {
-    for KernelLaunch { function, config, window } in &pass.launches {
-        let window = window.map(ByValue);
+    for KernelLaunch { function, config, window, keep } in &pass.launches {
+        let walk = match walk_back {
+            Some(back) if *keep > 0 => Walk { backwards: back.into(), keep: *keep },
+            _ => Walk::FORWARD,
+        };
+        let (window, walk) = (window.map(ByValue), ByValue(walk));
         let mut launch = stream.launch_builder(function);
         launch.arg(src).arg(&mut *dst).arg(grid).arg(coeffs);
         if let Some(window) = &window {
-            launch.arg(window);
+            launch.arg(window).arg(&walk);
         }
-        // SAFETY: the entry point takes (input, output, Grid3, C), and a Window after them
-        // exactly when `window` is given (the seven-point streaming kernel's); both buffers hold
-        // the grid's elements; `config` comes from the same constants as the kernel's tiles.
+        // SAFETY: the entry point takes (input, output, Grid3, C), and a Window and a Walk after
+        // them exactly when `window` is given (the seven-point streaming kernel's); both buffers
+        // hold the grid's elements; `config` comes from the same constants as the kernel's tiles.
         unsafe { launch.launch(*config) }.context(|| format!("launching the {} kernel", pass.label))?;
     }
     Ok(())

@@ -9,9 +9,9 @@ use std::ops::Range;
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::device::warp::LANES;
 use gpu_kernels::stencil::tiles::{
-    IN_WAVES, RUN_PLANES, STREAMING_ALONG_Y_F32, STREAMING_ALONG_Y_F64, STREAMING_F32, STREAMING_F64,
-    STREAMING_MIN_BLOCKS_PER_SM, STREAMING_SWEEP_F32, STREAMING_SWEEP_F64, StreamAxis, StreamingKernel,
-    StreamingShape,
+    IN_WAVES, KEPT_L2_PERCENT_F32, KEPT_L2_PERCENT_F64, RUN_PLANES, STREAMING_ALONG_Y_F32,
+    STREAMING_ALONG_Y_F64, STREAMING_F32, STREAMING_F64, STREAMING_MIN_BLOCKS_PER_SM, STREAMING_SWEEP_F32,
+    STREAMING_SWEEP_F64, StreamAxis, StreamingKernel, StreamingShape,
 };
 use gpu_kernels::stencil::{Grid3, STREAMING_KERNELS_F32, STREAMING_KERNELS_F64, Window};
 
@@ -197,6 +197,48 @@ pub fn launch(shape: StreamingShape, grid: Grid3, z: Range<u32>, resident: usize
     })
 }
 
+/// The share of L2 (percent) that a run of steps in `dtype` keeps for the next step by default
+/// ([`KEPT_L2_PERCENT_F64`], [`KEPT_L2_PERCENT_F32`]).
+pub fn kept_l2_percent(dtype: &str) -> u32 {
+    match dtype {
+        "f64" => KEPT_L2_PERCENT_F64,
+        _ => KEPT_L2_PERCENT_F32,
+    }
+}
+
+/// Where L2 is, and how much of it a step's output keeps for the next: the bytes of `l2_bytes`,
+/// `percent` of them kept.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct L2Share {
+    pub l2_bytes: usize,
+    pub percent: u32,
+}
+
+/// The planes each run of `launch` (of `shape` on `grid`, elements of `element_bytes`) stores to
+/// stay in L2 for the next step, which walks back through them
+/// ([`Walk`](gpu_kernels::stencil::Walk)): as many as the share of L2 `kept` holds, with every
+/// run of the launch storing one plane of its column of tiles at a time. None if the launch is
+/// more than one wave: its last blocks hold only part of the grid, which the next step's first
+/// blocks do not read.
+pub fn kept_planes(
+    launch: &StreamingLaunch,
+    shape: StreamingShape,
+    grid: Grid3,
+    element_bytes: usize,
+    kept: L2Share,
+) -> u32 {
+    if !launch.one_wave {
+        return 0;
+    }
+    let Window { z_begin, z_end } = launch.window;
+    let Across { walk, .. } = across(shape, grid, z_begin..z_end);
+    let window_points = grid.nx as usize * grid.ny as usize * (z_end - z_begin) as usize;
+    let stored_per_plane =
+        window_points / walk.max(1) as usize * launch.config.grid_dim.2 as usize * element_bytes;
+    let planes = kept.l2_bytes.saturating_mul(kept.percent as usize) / 100 / stored_per_plane.max(1);
+    u32::try_from(planes).unwrap_or(u32::MAX)
+}
+
 /// The shape's blocks hold 1 to 1024 threads and its vector divides the rows.
 fn check(shape: StreamingShape, grid: Grid3) -> Result<()> {
     let [bx, by] = shape.block;
@@ -351,6 +393,33 @@ mod tests {
         assert_eq!((planes(512), planes(256), planes(128), planes(3)), (32, 16, 2, 1));
         // A shape launched in waves fills the GPU by itself.
         assert_eq!(fill(STREAMING_F32, Grid3 { nx: 128, ny: 128, nz: 128 }, 132), STREAMING_F32);
+    }
+
+    #[test]
+    fn a_run_in_one_wave_keeps_the_planes_its_share_of_l2_holds() {
+        // 256×512×1024 f64 along y, one wave of one run per column: each step of the walk stores
+        // a 1024 × 256 cross-section, 2 MiB; 25 % of 60 MiB holds 7 of them.
+        let grid = Grid3 { nx: 1024, ny: 512, nz: 256 };
+        let share = |percent| L2Share { l2_bytes: 60 << 20, percent };
+        let y = launch(STREAMING_ALONG_Y_F64, grid, 0..256, 132).unwrap();
+        let kept = |percent| kept_planes(&y, STREAMING_ALONG_Y_F64, grid, 8, share(percent));
+        assert_eq!((kept(25), kept(100), kept(0)), (7, 30, 0));
+        // Two runs per column store two cross-sections a step: half the planes each.
+        let two_runs = launch(STREAMING_ALONG_Y_F64, grid, 0..256, 256).unwrap();
+        assert_eq!(two_runs.config.grid_dim.2, 2);
+        assert_eq!(kept_planes(&two_runs, STREAMING_ALONG_Y_F64, grid, 8, share(100)), 15);
+        // A window's planes: cross-sections of its 12 planes only (1024 × 12 × 8 bytes), 8 tiles
+        // with 16 runs each on 132 resident blocks.
+        let part = launch(STREAMING_ALONG_Y_F64, grid, 8..20, 132).unwrap();
+        assert_eq!(part.config.grid_dim.2, 16);
+        assert_eq!(kept_planes(&part, STREAMING_ALONG_Y_F64, grid, 8, share(100)), 40);
+        // More than one wave: none (its last blocks hold only part of the grid).
+        let z = launch(STREAMING_F64, grid, 0..256, 264).unwrap();
+        assert_eq!(kept_planes(&z, STREAMING_F64, grid, 8, share(100)), 0);
+        assert_eq!(
+            (kept_l2_percent("f64"), kept_l2_percent("f32")),
+            (KEPT_L2_PERCENT_F64, KEPT_L2_PERCENT_F32)
+        );
     }
 
     #[test]
