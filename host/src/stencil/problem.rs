@@ -220,8 +220,8 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         let resident = self.gpu.resident_blocks(&function, bx * by, 0)?;
         let launch = streaming::launch(shape, self.grid, z, resident)?;
         let l2_bytes = usize::try_from(self.gpu.info.l2_bytes).unwrap_or(0);
-        let kept = streaming::L2Share { l2_bytes, percent: self.kept_l2_percent };
-        let keep = streaming::kept_planes(&launch, shape, self.grid, size_of::<T>(), kept);
+        let kept_bytes = l2_bytes.saturating_mul(self.kept_l2_percent as usize) / 100;
+        let keep = streaming::kept_planes(&launch, shape, self.grid, size_of::<T>(), kept_bytes);
         let streaming::StreamingLaunch { config, window, one_wave } = launch;
         let label = format!("streaming {} ({})", T::NAME, streaming::Describe(shape));
         Ok((

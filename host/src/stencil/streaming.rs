@@ -206,17 +206,9 @@ pub fn kept_l2_percent(dtype: &str) -> u32 {
     }
 }
 
-/// Where L2 is, and how much of it a step's output keeps for the next: the bytes of `l2_bytes`,
-/// `percent` of them kept.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct L2Share {
-    pub l2_bytes: usize,
-    pub percent: u32,
-}
-
 /// The planes each run of `launch` (of `shape` on `grid`, elements of `element_bytes`) stores to
 /// stay in L2 for the next step, which walks back through them
-/// ([`Walk`](gpu_kernels::stencil::Walk)): as many as the share of L2 `kept` holds, with every
+/// ([`Walk`](gpu_kernels::stencil::Walk)): as many as `kept_bytes` of L2 hold, with every
 /// run of the launch storing one plane of its column of tiles at a time. None if the launch is
 /// more than one wave: its last blocks hold only part of the grid, which the next step's first
 /// blocks do not read.
@@ -225,7 +217,7 @@ pub fn kept_planes(
     shape: StreamingShape,
     grid: Grid3,
     element_bytes: usize,
-    kept: L2Share,
+    kept_bytes: usize,
 ) -> u32 {
     if !launch.one_wave {
         return 0;
@@ -235,7 +227,7 @@ pub fn kept_planes(
     let window_points = grid.nx as usize * grid.ny as usize * (z_end - z_begin) as usize;
     let stored_per_plane =
         window_points / walk.max(1) as usize * launch.config.grid_dim.2 as usize * element_bytes;
-    let planes = kept.l2_bytes.saturating_mul(kept.percent as usize) / 100 / stored_per_plane.max(1);
+    let planes = kept_bytes / stored_per_plane.max(1);
     u32::try_from(planes).unwrap_or(u32::MAX)
 }
 
@@ -400,7 +392,7 @@ mod tests {
         // 256×512×1024 f64 along y, one wave of one run per column: each step of the walk stores
         // a 1024 × 256 cross-section, 2 MiB; 25 % of 60 MiB holds 7 of them.
         let grid = Grid3 { nx: 1024, ny: 512, nz: 256 };
-        let share = |percent| L2Share { l2_bytes: 60 << 20, percent };
+        let share = |percent: usize| (60 << 20) * percent / 100;
         let y = launch(STREAMING_ALONG_Y_F64, grid, 0..256, 132).unwrap();
         let kept = |percent| kept_planes(&y, STREAMING_ALONG_Y_F64, grid, 8, share(percent));
         assert_eq!((kept(25), kept(100), kept(0)), (7, 30, 0));
