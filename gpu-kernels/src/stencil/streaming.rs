@@ -30,7 +30,8 @@
 //! **Back and forth.** In a run of time steps launched in one wave, a step can store its last
 //! planes at L2's normal priority ([`Walk::keep`]) and the next walk the other way
 //! ([`Walk::backwards`]): it starts on the planes just written, read from L2 instead of DRAM. The
-//! queue is the same; walking backwards, the plane behind is the one above.
+//! queue is the same; walking backwards, the plane behind is the one above. Each direction is
+//! its own copy of the loop (`walk_planes::<BACKWARDS>`), so the loop spends no instruction on it.
 
 use super::{Coeffs, Grid3, Neighbours};
 use crate::Real;
@@ -105,6 +106,43 @@ pub unsafe fn stencil_streaming<
     window: Window,
     walk: Walk,
 ) {
+    // A copy of the walk for each direction, so that the loop spends no instruction on it.
+    // SAFETY: per the caller.
+    unsafe {
+        if walk.backwards != 0 {
+            walk_planes::<T, V, ROWS, AHEAD, PREFETCH, ALONG_Y, true>(
+                input, output, grid, c, window, walk.keep,
+            )
+        } else {
+            walk_planes::<T, V, ROWS, AHEAD, PREFETCH, ALONG_Y, false>(
+                input, output, grid, c, window, walk.keep,
+            )
+        }
+    }
+}
+
+/// [`stencil_streaming`] walking each run of planes forwards or `BACKWARDS`, keeping its last
+/// `keep` planes in L2.
+///
+/// # Safety
+/// As [`stencil_streaming`].
+#[inline(always)]
+unsafe fn walk_planes<
+    T: Real,
+    const V: usize,
+    const ROWS: usize,
+    const AHEAD: usize,
+    const PREFETCH: usize,
+    const ALONG_Y: bool,
+    const BACKWARDS: bool,
+>(
+    input: *const T,
+    output: *mut T,
+    grid: Grid3,
+    c: Coeffs<T>,
+    window: Window,
+    keep: u32,
+) {
     let nx = grid.nx;
     // The walked axis (`i`: its planes, `n_stream` of them, `stream_stride` apart) and the axis
     // of a patch's rows (`j`): z and y, or y and z. The window's planes are the walk's range
@@ -161,11 +199,10 @@ pub unsafe fn stencil_streaming<
 
     // The walk: from `i_first_walked`, `ahead(i, d)` is the plane `d` steps past `i` in its
     // direction (past the grid's end: clamped by `plane`), `behind` the plane before the first.
-    let backwards = walk.backwards != 0;
-    let ahead = |i: u32, d: u32| if backwards { i.saturating_sub(d) } else { i + d };
+    let ahead = |i: u32, d: u32| if BACKWARDS { i.saturating_sub(d) } else { i + d };
     let (i_first_walked, behind) =
-        if backwards { (i_end - 1, i_end) } else { (i_start, i_start.wrapping_sub(1)) };
-    let policies = RunPolicies::new(i_start, i_end, walk);
+        if BACKWARDS { (i_end - 1, i_end) } else { (i_start, i_start.wrapping_sub(1)) };
+    let policies = RunPolicies::new(i_start, i_end, Walk { backwards: u32::from(BACKWARDS), keep });
 
     // The register queue along the walk: `in_prev`, `in_curr` (with its halo), `in_next`, and
     // the `AHEAD` planes after it, whose loads are in flight.
@@ -200,7 +237,7 @@ pub unsafe fn stencil_streaming<
                 let row_minus = if r == 0 { halo.above[e] } else { in_curr[r - 1][e] };
                 let row_plus = if r == ROWS - 1 { halo.below[e] } else { in_curr[r + 1][e] };
                 let (stream_minus, stream_plus) =
-                    if backwards { (in_next[r][e], in_prev[r][e]) } else { (in_prev[r][e], in_next[r][e]) };
+                    if BACKWARDS { (in_next[r][e], in_prev[r][e]) } else { (in_prev[r][e], in_next[r][e]) };
                 let (y_minus, y_plus, z_minus, z_plus) = if ALONG_Y {
                     (stream_minus, stream_plus, row_minus, row_plus)
                 } else {
