@@ -315,6 +315,13 @@ impl RunPolicies {
         if shared { self.shared } else { self.unshared }
     }
 
+    /// As [`load`](Self::load), walking forwards, for a stencil that reaches `reach` planes
+    /// along z: the next run reads the run's last `reach` planes and the `reach` past it.
+    #[inline(always)]
+    pub fn load_reaching(&self, i: u32, reach: u32) -> l2::Policy {
+        if i + reach >= self.i_end { self.shared } else { self.unshared }
+    }
+
     /// The policy for storing plane `i` of the run: normal for the last `keep` planes walked.
     #[inline(always)]
     pub fn store(&self, i: u32) -> l2::Policy {
@@ -336,15 +343,16 @@ pub(super) struct ThreadWork {
     pub i_end: u32,
 }
 
-/// The [`ThreadWork`] of this thread, `None` if it lies wholly past the grid's end.
+/// The [`ThreadWork`] of this thread, `None` if it lies wholly past the grid's end (a launch in
+/// one wave may have more runs along z than the planes fill: `gridDim.z` runs of `⌈nz / gridDim.z⌉`).
 #[inline(always)]
 pub(super) fn thread_work(grid: Grid3, points_x: u32, rows: u32) -> Option<ThreadWork> {
     let k_start = (block_idx_x() * block_dim_x() + thread_idx_x()) * points_x;
     let j_start = (block_idx_y() * block_dim_y() + thread_idx_y()) * rows;
-    if k_start >= grid.nx || j_start >= grid.ny {
-        return None;
-    }
     let planes = grid.nz.div_ceil(grid_dim_z());
     let i_start = block_idx_z() * planes;
+    if k_start >= grid.nx || j_start >= grid.ny || i_start >= grid.nz {
+        return None;
+    }
     Some(ThreadWork { k_start, j_start, i_start, i_end: (i_start + planes).min(grid.nz) })
 }
