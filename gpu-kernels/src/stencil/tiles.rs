@@ -189,18 +189,27 @@ const fn sweep_from(
 pub const STAR13_F32: StreamingShape = shape([32, 8], 4, 1, 1, 1, 32);
 /// As [`STAR13_F32`], for `f64` (16-byte rows of 2 points): 222 Gpoints/s, 84.0 % of the copy.
 pub const STAR13_F64: StreamingShape = shape([32, 8], 2, 1, 1, 1, 32);
-/// The 25-point star's launch shape for `f32`: 32×8, halo a plane ahead, 352 Gpoints/s, 66.8 % of
-/// the copy (2026-11-30, a later run of the sweep, after its z queue went from a ring to a shift:
-/// 128 registers instead of 182 with the halo ahead, so 32×8 blocks fit twice per SM).
-pub const STAR25_F32: StreamingShape = shape([32, 8], 4, 1, 1, 1, 32);
-/// The 25-point star's launch shape for `f64`: halo a plane ahead, 148 Gpoints/s, 55.6 % of the
-/// copy (the same run; 140 without it).
+/// The 25-point star's launch shape for `f32`: 32×16 threads of 4 points, halo a plane ahead,
+/// launched [`IN_WAVES`]: at 512³ its 128 tiles of 128 × 16 points are one wave of one block per SM
+/// (124 registers), each block walking its column's 512 planes, so no run re-reads the `2R`
+/// planes beyond its ends and no queue fills twice. `stencil_shapes_sweep` on an H200 (2026-12-01,
+/// every kernel and block in one wave, short sampling of sustained runs): 382.6 µs a step against
+/// 407.1 for the former default (32×8, runs of 32 planes); docs/stencil-h200.md.
+pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, 1, IN_WAVES);
+/// The 25-point star's launch shape for `f64`: halo a plane ahead, 32×4 threads, runs of 32
+/// planes (148 Gpoints/s, 55.6 % of the copy in the run that chose it; 140 without the halo
+/// ahead). Its 32×16 blocks, 128 registers, are two ways: on an H200 (2026-12-01) the sustained
+/// sweep ran them 3.8 % faster (886.2 µs against 920.1) and the one-step CLI 2.9 % slower (0.778 ms
+/// against 0.756 in separate calls); neither is a clear win, so the block stays (docs/stencil-h200.md).
 pub const STAR25_F64: StreamingShape = shape([32, 4], 2, 1, 1, 1, 32);
 /// The 27-point box's launch shape for `f32`: 425 Gpoints/s, 80.9 % of the copy.
 pub const BOX27_F32: StreamingShape = shape([32, 4], 4, 1, 0, 1, 32);
-/// The 27-point box's launch shape for `f64`: 206 Gpoints/s, 77.9 % of the copy (4 points per
-/// thread tie, at 206.2).
-pub const BOX27_F64: StreamingShape = shape([32, 4], 2, 1, 0, 1, 32);
+/// The 27-point box's launch shape for `f64`: 32×16 threads of 4 points (32-byte rows, 128
+/// registers), launched [`IN_WAVES`]: at 512³ one wave of 128 blocks, one per SM, each walking
+/// its whole column. `stencil_shapes_sweep` (2026-12-01, as [`STAR25_F32`]): 644.3 µs a step
+/// against 667.2 for the former default (32×4 threads of 2 points, runs of 32 planes), which had
+/// tied with 4 points per thread in runs. In `f32` one wave was slower (337.8 against 326.0).
+pub const BOX27_F64: StreamingShape = shape([32, 16], 4, 1, 0, 1, IN_WAVES);
 
 /// Block shapes the `stencil_shapes` sweep crosses with every built high-order star and box
 /// kernel (fewer threads per block let the register-hungry ones fit, and more blocks per SM).

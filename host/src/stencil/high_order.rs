@@ -5,8 +5,8 @@
 
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::stencil::tiles::{
-    BOX27_F32, BOX27_F64, SHAPE_SWEEP_BLOCKS, SHAPE_SWEEP_PLANES, STAR13_F32, STAR13_F64, STAR25_F32,
-    STAR25_F64, StreamingKernel, StreamingShape, star_tiled_in_tile_dim,
+    BOX27_F32, BOX27_F64, IN_WAVES, RUN_PLANES, SHAPE_SWEEP_BLOCKS, SHAPE_SWEEP_PLANES, STAR13_F32,
+    STAR13_F64, STAR25_F32, STAR25_F64, StreamingKernel, StreamingShape, star_tiled_in_tile_dim,
 };
 use gpu_kernels::stencil::{BOX_KERNELS_F32, BOX_KERNELS_F64, Grid3, STAR_KERNELS_F32, STAR_KERNELS_F64};
 
@@ -64,15 +64,19 @@ pub fn default_launch(shape: StencilShape, dtype: &str) -> Result<StreamingShape
 }
 
 /// The benchmarks' sweep of `shape` in `dtype`: the default, then every built kernel in every
-/// block of [`SHAPE_SWEEP_BLOCKS`], then the default kernel in every such block with the planes
-/// per block of [`SHAPE_SWEEP_PLANES`].
+/// block of [`SHAPE_SWEEP_BLOCKS`], in runs of [`RUN_PLANES`] and in one wave ([`IN_WAVES`]:
+/// where the GPU holds a block for every tile), then the default kernel in every such block with
+/// the planes per block of [`SHAPE_SWEEP_PLANES`].
 pub fn sweep(shape: StencilShape, dtype: &str) -> Result<Vec<StreamingShape>> {
     let default = default_launch(shape, dtype)?;
     let kernels = kernels(shape, dtype).into_iter().flat_map(|(vector, ahead)| {
-        SHAPE_SWEEP_BLOCKS.map(|block| StreamingShape {
-            kernel: StreamingKernel { vector, ahead, ..default.kernel },
-            block,
-            ..default
+        [RUN_PLANES, IN_WAVES].into_iter().flat_map(move |planes| {
+            SHAPE_SWEEP_BLOCKS.map(|block| StreamingShape {
+                kernel: StreamingKernel { vector, ahead, ..default.kernel },
+                block,
+                planes,
+                ..default
+            })
         })
     });
     let planes = SHAPE_SWEEP_PLANES
@@ -110,17 +114,18 @@ pub fn fit(shape: StencilShape, launch: StreamingShape, grid: Grid3, dtype: &str
     launch.with_vector(vector)
 }
 
-/// The entry point and launch configuration of `launch` for `shape` on `grid`: the vector fitted
-/// to the rows ([`fit`]), fewer planes per block on small grids ([`streaming::fill`]).
+/// The entry point and launch shape of `launch` for `shape` on `grid`: the vector fitted to the
+/// rows ([`fit`]), fewer planes per block on small grids ([`streaming::fill`]). Its blocks are
+/// [`streaming::launch_config`]'s, given how many of them the GPU holds at once.
 pub fn shape_launch(
     shape: StencilShape,
     launch: StreamingShape,
     grid: Grid3,
     dtype: &str,
     multiprocessors: u32,
-) -> Result<(String, LaunchConfig)> {
+) -> Result<(String, StreamingShape)> {
     let launch = streaming::fill(fit(shape, launch, grid, dtype), grid, multiprocessors);
-    Ok((entry_point(shape, launch, dtype)?, streaming::launch_config(launch, grid)?))
+    Ok((entry_point(shape, launch, dtype)?, launch))
 }
 
 /// The order-`R` star's coefficients from `values` laid out as [`StencilShape::coefficient_layout`]
@@ -276,12 +281,12 @@ mod tests {
         assert_eq!(star_shape(4).unwrap(), StencilShape::Star25);
         assert!(star_shape(1).is_err());
         assert!(default_launch(StencilShape::Star7, "f32").is_err());
-        let (entry, config) = shape_launch(StencilShape::Star25, STAR25_F64, cube, "f64", 132).unwrap();
+        let (entry, launch) = shape_launch(StencilShape::Star25, STAR25_F64, cube, "f64", 132).unwrap();
         assert_eq!(
             entry,
             format!("stencil_star4_v{}_a{}_f64", STAR25_F64.kernel.vector, STAR25_F64.kernel.ahead)
         );
-        assert_eq!(config.block_dim, (STAR25_F64.block[0], STAR25_F64.block[1], 1));
+        assert_eq!(launch, STAR25_F64);
         let (entry, _) = shape_launch(
             StencilShape::Box27,
             BOX27_F32.with_vector(4),
@@ -296,10 +301,11 @@ mod tests {
                 let sweep = sweep(shape, dtype).unwrap();
                 assert_eq!(sweep[0], default_launch(shape, dtype).unwrap());
                 let launches =
-                    (kernels(shape, dtype).len() + SHAPE_SWEEP_PLANES.len()) * SHAPE_SWEEP_BLOCKS.len();
+                    (2 * kernels(shape, dtype).len() + SHAPE_SWEEP_PLANES.len()) * SHAPE_SWEEP_BLOCKS.len();
                 assert_eq!(sweep.len(), launches, "each launch once, the default first");
                 assert!(
-                    !SHAPE_SWEEP_PLANES.contains(&sweep[0].planes),
+                    [RUN_PLANES, IN_WAVES].contains(&sweep[0].planes)
+                        && !SHAPE_SWEEP_PLANES.iter().any(|p| [RUN_PLANES, IN_WAVES].contains(p)),
                     "the default's planes are swept once"
                 );
                 for launch in sweep {

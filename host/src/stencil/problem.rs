@@ -446,9 +446,13 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     ) -> Result<(StepLaunch, usize)> {
         shape.check_grid(self.grid)?;
         let sms = self.gpu.info.multiprocessors.max(1) as u32;
-        let (entry, config) = super::high_order::shape_launch(shape, launch, self.grid, T::NAME, sms)?;
+        let (entry, launch) = super::high_order::shape_launch(shape, launch, self.grid, T::NAME, sms)?;
+        let function = self.gpu.function(&entry)?;
+        let [bx, by] = launch.block;
+        let resident = self.gpu.resident_blocks(&function, bx * by, 0)?;
+        let config = streaming::launch_config(launch, self.grid, resident)?;
         let label = format!("{shape} {}", T::NAME);
-        Ok((StepLaunch::one(self.gpu.function(&entry)?, config, label), steps))
+        Ok((StepLaunch::one(function, config, label), steps))
     }
 
     /// As [`run_star`](Self::run_star), with the book's shared-memory tiled form (Fig. 8.8 with a

@@ -248,19 +248,19 @@ fn check(shape: StreamingShape, grid: Grid3) -> Result<()> {
     Ok(())
 }
 
-/// The blocks of a launch of `shape` over the whole grid: blocks of `shape.block` threads cover
-/// the x–y plane, each thread a `rows × vector` patch, and `⌈nz / planes⌉` blocks share each
-/// column of patches along z (a shape [`IN_WAVES`] counts as one run per column here; [`launch`]
-/// splits it for the GPU). For the star and box kernels, which take no window and walk along z
-/// only.
-pub fn launch_config(shape: StreamingShape, grid: Grid3) -> Result<LaunchConfig> {
+/// The blocks of a launch of `shape` over the whole grid on a GPU that holds `resident` of them
+/// at once: blocks of `shape.block` threads cover the x–y plane, each thread a `rows × vector`
+/// patch, and `⌈nz / planes⌉` blocks share each column of patches along z (a shape [`IN_WAVES`]:
+/// one wave if the GPU holds a block for every tile, else runs of [`RUN_PLANES`], as [`launch`]
+/// says). For the star and box kernels, which take no window and walk along z only.
+pub fn launch_config(shape: StreamingShape, grid: Grid3, resident: usize) -> Result<LaunchConfig> {
     if shape.axis != StreamAxis::Z {
         return Err(Error::BadArgument(format!(
             "{}: the high-order star and box kernels walk along z only",
             Describe(shape)
         )));
     }
-    Ok(launch(shape, grid, 0..grid.nz, usize::MAX)?.config)
+    Ok(launch(shape, grid, 0..grid.nz, resident)?.config)
 }
 
 /// The default shape with `kernel`'s entry point.
@@ -345,12 +345,12 @@ mod tests {
     fn launch_shape_covers_the_grid() {
         let shape =
             StreamingShape { kernel: kernel(4, 1, 0, 0), block: [32, 8], planes: 32, axis: StreamAxis::Z };
-        let config = launch_config(shape, CUBE_512).unwrap();
+        let config = launch_config(shape, CUBE_512, 264).unwrap();
         assert_eq!(
             (config.grid_dim, config.block_dim, config.shared_mem_bytes),
             ((4, 64, 16), (32, 8, 1), 0)
         );
-        let odd = launch_config(shape.with_vector(1), Grid3 { nx: 33, ny: 31, nz: 29 }).unwrap();
+        let odd = launch_config(shape.with_vector(1), Grid3 { nx: 33, ny: 31, nz: 29 }, 264).unwrap();
         assert_eq!(odd.grid_dim, (2, 4, 1));
     }
 
@@ -434,13 +434,15 @@ mod tests {
         );
         assert!(Describe(STREAMING_ALONG_Y_F64).to_string().ends_with("waves along y"));
         // The high-order kernels walk along z only.
-        assert!(launch_config(STREAMING_ALONG_Y_F32, grid).unwrap_err().to_string().contains("along z only"));
+        assert!(
+            launch_config(STREAMING_ALONG_Y_F32, grid, 132).unwrap_err().to_string().contains("along z only")
+        );
     }
 
     #[test]
     fn bad_shapes_are_refused() {
         let shape = STREAMING_F32;
-        let refuse = |s: StreamingShape, g: Grid3| launch_config(s, g).unwrap_err().to_string();
+        let refuse = |s: StreamingShape, g: Grid3| launch_config(s, g, 264).unwrap_err().to_string();
         assert!(refuse(StreamingShape { block: [64, 32], ..shape }, CUBE_512).contains("1 to 1024"));
         assert!(refuse(shape.with_vector(4), Grid3 { nx: 6, ny: 3, nz: 3 }).contains("does not divide"));
         let tall = Grid3 { nx: 4, ny: 3, nz: 3_000_000 };

@@ -149,12 +149,13 @@ impl StencilVariant {
             Self::SharedTiled => (tiles(out_tile_dim(t)), (t as u32, t as u32, t as u32), t * t * t),
             Self::Coarsened => (tiles(out_tile_dim(t)), plane(t), 3 * t * t),
             Self::RegisterTiled => (tiles(out_tile_dim(t)), plane(t), t * t),
-            // The default shape fitted to the rows; `StencilProblem::run` also lowers its planes
-            // per block on small grids, which needs the GPU's SM count (`streaming::fill`).
+            // The default shape fitted to the rows, on a GPU that would hold every block at once;
+            // `StencilProblem::run` launches it from the GPU's SM count and resident blocks
+            // (`streaming::fill`, `streaming::launch`).
             Self::Streaming => {
                 let dtype = if element_bytes == 8 { "f64" } else { "f32" };
                 let shape = super::streaming::fit(super::streaming::default_shape(dtype), grid, dtype);
-                return super::streaming::launch_config(shape, grid);
+                return super::streaming::launch_config(shape, grid, usize::MAX);
             }
             // One run along z per column; `StencilProblem::run` splits the columns into runs
             // from the GPU's resident blocks (`temporal::runs`).
