@@ -311,8 +311,11 @@ impl RunPolicies {
     /// plane on.
     #[inline(always)]
     pub fn load(&self, i: u32) -> l2::Policy {
-        let shared = if self.backwards { i <= self.i_start } else { i + 1 >= self.i_end };
-        if shared { self.shared } else { self.unshared }
+        match self.backwards {
+            true if i <= self.i_start => self.shared,
+            true => self.unshared,
+            false => self.load_reaching(i, 1),
+        }
     }
 
     /// As [`load`](Self::load), walking forwards, for a stencil that reaches `reach` planes
