@@ -79,12 +79,20 @@ fn parse_ptxas(report: &str) -> Vec<Resources> {
         line[..at].split_whitespace().last()?.parse().ok()
     };
     let mut entries: Vec<Resources> = Vec::new();
+    // The function the last "Function properties for" line named: ptxas also reports the
+    // functions an entry calls (e.g. `panic_fmt`), whose stack frames are not the entry's.
+    let mut properties_of = String::new();
     for line in report.lines() {
         if let Some(rest) = line.split("Compiling entry function '").nth(1) {
             let entry = rest.split('\'').next().unwrap_or(rest).to_owned();
             entries.push(Resources { entry, ..Default::default() });
+        } else if let Some(name) = line.split("Function properties for ").nth(1) {
+            properties_of = name.trim().to_owned();
         } else if let Some(current) = entries.last_mut() {
             if line.contains("bytes stack frame") {
+                if properties_of != current.entry {
+                    continue;
+                }
                 current.stack_bytes = number_before(line, "bytes stack frame").unwrap_or(0);
                 current.spill_stores = number_before(line, "bytes spill stores").unwrap_or(0);
                 current.spill_loads = number_before(line, "bytes spill loads").unwrap_or(0);
@@ -207,7 +215,15 @@ ptxas info    : Used 21 registers, used 1 barriers, 1024 bytes smem, 388 bytes c
 ptxas info    : Compiling entry function 'merge_basic_i32' for 'sm_90'\n\
 ptxas info    : Function properties for merge_basic_i32\n\
     0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
-ptxas info    : Used 17 registers, used 0 barriers\n";
+ptxas info    : Used 17 registers, used 0 barriers\n\
+ptxas info    : Function properties for _RNvNtCs0_4core9panicking9panic_fmt\n\
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+ptxas info    : Compiling entry function 'stencil_star4_v2_r4_a0_f64' for 'sm_90'\n\
+ptxas info    : Function properties for stencil_star4_v2_r4_a0_f64\n\
+    1256 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n\
+ptxas info    : Used 136 registers, used 0 barriers, 1256 bytes cumulative stack size\n\
+ptxas info    : Function properties for _RNvNtCs0_4core9panicking9panic_fmt\n\
+    0 bytes stack frame, 0 bytes spill stores, 0 bytes spill loads\n";
         let parsed = parse_ptxas(report);
         assert_eq!(
             parsed[0],
@@ -222,5 +238,8 @@ ptxas info    : Used 17 registers, used 0 barriers\n";
         );
         assert_eq!(parsed[1].entry, "merge_basic_i32");
         assert_eq!((parsed[1].registers, parsed[1].static_shared_bytes), (17, 0));
+        // A called function's properties, reported after the entry's, are not the entry's.
+        assert_eq!(parsed.len(), 3);
+        assert_eq!((parsed[2].registers, parsed[2].stack_bytes), (136, 1256));
     }
 }
