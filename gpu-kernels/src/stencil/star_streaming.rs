@@ -158,11 +158,24 @@ pub unsafe fn stencil_star_streaming<
         // The phases of a queue of up to `RING_QUEUE` planes.
         ring_loop!(plane, i, i_end, QUEUE; 0 1 2 3 4);
     } else {
-        // One copy of the body, after which the queue shifts by a plane (register moves).
+        // `shift` copies of the body, after which the queue shifts by `shift` planes (register
+        // moves): `(QUEUE − shift) / shift` planes moved per plane instead of `QUEUE − 1`. Three
+        // for `f32` rows of 4 points (the star25's default; H200, 512³: 1.8 % faster, 6 % fewer
+        // instructions, the same 128 registers), one elsewhere (three copies took the `f64`
+        // kernels from 128 registers to 164, the narrower `f32` ones from 64–108 to 119–138).
+        let shift = if size_of::<T>() == 4 && V == 4 { 3 } else { 1 };
         while i < i_end {
             plane!(0);
-            queue = core::array::from_fn(|q| queue[(q + 1) % QUEUE]);
             i += 1;
+            if shift > 1 && i < i_end {
+                plane!(1);
+                i += 1;
+            }
+            if shift > 2 && i < i_end {
+                plane!(2);
+                i += 1;
+            }
+            queue = core::array::from_fn(|q| queue[(q + shift) % QUEUE]);
         }
     }
 }
