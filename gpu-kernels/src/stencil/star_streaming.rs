@@ -102,7 +102,8 @@ pub unsafe fn stencil_star_streaming<
     // The register queue along z, planes `i − R ..= i + R`, is a ring up to `RING_QUEUE` planes:
     // in the `p`-th iteration of every `QUEUE`, slot `(p + q) % QUEUE` holds plane `i − R + q`, so
     // the plane entering takes the slot of the one leaving and the queue advances without moving
-    // registers (`ring_loop`). Longer queues shift instead (`p` = 0 always).
+    // registers (`ring_loop`). Longer queues shift instead: by `shift` planes after `shift` phases
+    // (`p < shift`; see the loop below).
     let mut queue: [[T; V]; QUEUE] =
         core::array::from_fn(|q| load_patch((i_start + q as u32).wrapping_sub(R as u32)));
     // With `AHEAD`, `halo` is the next plane's halo, loaded one iteration before its use.

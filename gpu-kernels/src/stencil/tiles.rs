@@ -191,8 +191,9 @@ pub const STAR13_F32: StreamingShape = shape([32, 8], 4, 1, 1, 1, 32);
 pub const STAR13_F64: StreamingShape = shape([32, 8], 2, 1, 1, 1, 32);
 /// The 25-point star's launch shape for `f32`: 32×16 threads of 4 points, halo a plane ahead,
 /// launched [`IN_WAVES`]: at 512³ its 128 tiles of 128 × 16 points are one wave of one block per SM
-/// (124 registers), each block walking its column's 512 planes, so no run re-reads the `2R`
-/// planes beyond its ends and no queue fills twice. `stencil_shapes_sweep` on an H200 (2026-12-01,
+/// (128 registers; its queue shifts by three planes every three, `star_streaming.rs`), each block
+/// walking its column's 512 planes, so no run re-reads the `2R` planes beyond its ends and no
+/// queue fills twice. `stencil_shapes_sweep` on an H200 (2026-12-01,
 /// every kernel and block in one wave, short sampling of sustained runs): 382.6 µs a step against
 /// 407.1 for the former default (32×8, runs of 32 planes); docs/stencil-h200.md.
 pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, 1, IN_WAVES);
