@@ -152,6 +152,17 @@ impl<T: Copy> SharedArray<T> {
         // SAFETY: per the caller.
         unsafe { self.base.add(i).write(value) }
     }
+
+    /// `array[i .. i + V] = values` as one vector store ([`store_vector`]).
+    ///
+    /// # Safety
+    /// The elements are in bounds, no other thread accesses them concurrently, and element
+    /// `i` is aligned as [`store_vector`] requires.
+    #[inline(always)]
+    pub unsafe fn write_vector<const V: usize>(self, i: usize, values: [T; V]) {
+        // SAFETY: per the caller.
+        unsafe { store_vector(self.base.add(i), values) }
+    }
 }
 
 /// A square `N × N` plane of `T` in shared memory, indexed `[y][x]` like the book's

@@ -3,7 +3,7 @@
 use core::ops::{Add, Mul};
 
 /// A floating-point element of a stencil grid: `f32` or `f64`.
-pub trait Real: Copy + Add<Output = Self> + Mul<Output = Self> + PartialOrd + 'static {
+pub trait Real: Copy + Default + Add<Output = Self> + Mul<Output = Self> + PartialOrd + 'static {
     /// The name used in entry points and on the command line (`"f32"`, `"f64"`).
     const NAME: &'static str;
 

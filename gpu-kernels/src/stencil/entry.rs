@@ -175,6 +175,48 @@ star_entry_points! {
     STAR_KERNELS_F64: f64 => [(2, 4, 0), (2, 4, 1), (2, 2, 0), (2, 2, 1), (2, 1, 0), (2, 1, 1), (4, 2, 0), (4, 2, 1), (4, 1, 0), (4, 1, 1)];
 }
 
+/// Stamps out the high-order stars' shared-halo streaming kernels
+/// `stencil_star<R>_shared_b<BX>x<BY>_v<V>_<t>` for each `(R, V, BX, BY)` listed (the block is a
+/// const generic: the ring's offsets are constants), and the list as `$list` for the host.
+macro_rules! star_shared_entry_points {
+    ($($list:ident: $t:ident => [$(($r:literal, $v:literal, $bx:literal, $by:literal)),* $(,)?];)*) => {$(
+        #[doc = concat!("Every shared-halo star entry point built for `", stringify!($t), "`: (order, vector, block x, block y).")]
+        pub const $list: &[(usize, usize, usize, usize)] = &[$(($r, $v, $bx, $by)),*];
+        $(
+            #[cfg(target_arch = "nvptx64")]
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn ${concat(stencil_star, $r, _shared_b, $bx, x, $by, _v, $v, _, $t)}(
+                input: *const $t,
+                output: *mut $t,
+                grid: super::Grid3,
+                coeffs: super::star::StarCoeffs<$t, $r>,
+            ) {
+                // SAFETY: the host picks this entry point only for grids whose `nx` `V` divides,
+                // launches blocks of `BX × BY` threads covering the grid with `V`-wide patches,
+                // and gives them the ring's shared memory (`tiles::HaloRing::shared_bytes`).
+                unsafe {
+                    super::stencil_star_shared_streaming::<
+                        $t,
+                        $r,
+                        $v,
+                        { 2 * $r + 1 },
+                        $bx,
+                        $by,
+                        { super::tiles::HaloRing { order: $r, vector: $v, block: [$bx, $by] }.patches_per_thread() },
+                    >(input, output, grid, coeffs)
+                }
+            }
+        )*
+    )*};
+}
+
+// The 25-point star in blocks of 32×8 threads of 16-byte rows: the fastest blocks of the H200
+// sweep (32×16, 32×4, 64×4 and 16×16 were slower; docs/stencil-h200.md). Measured, not the default.
+star_shared_entry_points! {
+    STAR_SHARED_KERNELS_F32: f32 => [(4, 4, 32, 8)];
+    STAR_SHARED_KERNELS_F64: f64 => [(4, 2, 32, 8)];
+}
+
 /// Stamps out the box stencil's entry points `stencil_box27_v<V>_<t>` for each vector `V`
 /// listed, and the list as `$list` for the host.
 macro_rules! box_entry_points {

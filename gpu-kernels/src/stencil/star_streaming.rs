@@ -125,26 +125,7 @@ pub unsafe fn stencil_star_streaming<
             let centre = queue[slot(R)];
             let z_interior = interior(i, nz);
             let out: [T; V] = core::array::from_fn(|e| {
-                let x = Arm {
-                    // `o` points beyond the patch's end: the `o / V`-th patch beside it.
-                    minus: core::array::from_fn(|d| match d.checked_sub(e) {
-                        None => centre[e - 1 - d],
-                        Some(o) => left[o / V][V - 1 - o % V],
-                    }),
-                    plus: core::array::from_fn(|d| match (e + 1 + d).checked_sub(V) {
-                        None => centre[e + 1 + d],
-                        Some(o) => right[o / V][o % V],
-                    }),
-                };
-                let y = Arm {
-                    minus: core::array::from_fn(|d| above[d][e]),
-                    plus: core::array::from_fn(|d| below[d][e]),
-                };
-                let z = Arm {
-                    minus: core::array::from_fn(|d| queue[slot(R - 1 - d)][e]),
-                    plus: core::array::from_fn(|d| queue[slot(R + 1 + d)][e]),
-                };
-                let value = c.apply(centre[e], x, y, z);
+                let value = patch_point(c, centre, [left, right, above, below], &queue, slot, e);
                 if z_interior && y_interior && x_interior[e] { value } else { centre[e] }
             });
             // SAFETY: the row is in the grid (`j < ny`), so `here` is its unclamped offset.
@@ -179,4 +160,37 @@ pub unsafe fn stencil_star_streaming<
             queue = core::array::from_fn(|q| queue[(q + shift) % QUEUE]);
         }
     }
+}
+
+/// The order-`R` star at point `e` of a thread's patch of `V` points (`centre`, the plane `R` of
+/// its z queue `queue`, whose plane `q` is in slot `slot(q)`): its x neighbours from the patch and
+/// the patches beside it (`left`, `right`; the `n`-th patch away at index `n`), its y neighbours
+/// from the `R` rows above and below, its z neighbours from the queue, nearest first. Shared by
+/// the kernels that find the x–y patches in global and in shared memory.
+#[inline(always)]
+pub(super) fn patch_point<T: Real, const R: usize, const V: usize, const QUEUE: usize>(
+    c: StarCoeffs<T, R>,
+    centre: [T; V],
+    [left, right, above, below]: [[[T; V]; R]; 4],
+    queue: &[[T; V]; QUEUE],
+    slot: impl Fn(usize) -> usize,
+    e: usize,
+) -> T {
+    let x = Arm {
+        // `o` points beyond the patch's end: the `o / V`-th patch beside it.
+        minus: core::array::from_fn(|d| match d.checked_sub(e) {
+            None => centre[e - 1 - d],
+            Some(o) => left[o / V][V - 1 - o % V],
+        }),
+        plus: core::array::from_fn(|d| match (e + 1 + d).checked_sub(V) {
+            None => centre[e + 1 + d],
+            Some(o) => right[o / V][o % V],
+        }),
+    };
+    let y = Arm { minus: core::array::from_fn(|d| above[d][e]), plus: core::array::from_fn(|d| below[d][e]) };
+    let z = Arm {
+        minus: core::array::from_fn(|d| queue[slot(R - 1 - d)][e]),
+        plus: core::array::from_fn(|d| queue[slot(R + 1 + d)][e]),
+    };
+    c.apply(centre[e], x, y, z)
 }

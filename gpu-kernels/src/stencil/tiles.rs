@@ -36,6 +36,9 @@ pub struct StreamingKernel {
     /// Consecutive y rows per thread.
     pub rows: usize,
     /// Planes held in registers beyond the next one, their loads in flight (0: the next only).
+    /// For the high-order stars, how the x–y halo is staged: 0 loaded in the iteration that
+    /// uses it, 1 a plane ahead in registers, [`HALO_IN_SHARED`] a plane ahead through a ring of
+    /// shared-memory tiles (`star_shared_streaming.rs`).
     pub ahead: usize,
     /// How many planes beyond the register queue each thread prefetches into L2 (0: none).
     pub prefetch: usize,
@@ -224,6 +227,85 @@ pub const SHAPE_SWEEP_BLOCKS: [[u32; 2]; 3] = [[32, 4], [32, 8], [32, 16]];
 /// kernel, except the star13 in `f64`, 3 % faster with 64: one run, the default is not yet changed.
 pub const SHAPE_SWEEP_PLANES: [u32; 3] = [16, 64, 128];
 
+/// [`StreamingKernel::ahead`] of the high-order stars' kernels whose x–y halo comes from a ring
+/// of shared-memory tiles ([`HaloRing`]), entry points `stencil_star<R>_shared_b<BX>x<BY>_v<V>_<t>`.
+pub const HALO_IN_SHARED: usize = 2;
+
+/// The shared-memory ring of the stars' shared-halo streaming kernel
+/// (`star_shared_streaming.rs`): [`PLANES`](Self::PLANES) tiles of a plane, each the block's
+/// `block[0] · vector` columns and `block[1]` rows with a halo of `order` rows above and below
+/// and [`side`](Self::side) columns left and right (`order` rounded up to whole patches of
+/// `vector`, so that every patch is one aligned vector). Shared by the kernel and the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct HaloRing {
+    /// The star's order `R`.
+    pub order: usize,
+    /// Points per thread (a patch), `V`.
+    pub vector: usize,
+    /// Threads per block along x and y.
+    pub block: [usize; 2],
+}
+
+impl HaloRing {
+    /// Tiles in the ring: the plane computed, the one being filled, and the one last read,
+    /// which no thread may overwrite before the barrier after its readers (one barrier a plane).
+    pub const PLANES: usize = 3;
+
+    /// Halo columns on each side of a tile: `order` rounded up to whole patches.
+    pub const fn side(self) -> usize {
+        self.order.div_ceil(self.vector) * self.vector
+    }
+
+    /// Elements in one row of a tile.
+    pub const fn row_len(self) -> usize {
+        self.block[0] * self.vector + 2 * self.side()
+    }
+
+    /// Elements in one tile.
+    pub const fn plane_len(self) -> usize {
+        self.row_len() * (self.block[1] + 2 * self.order)
+    }
+
+    /// Bytes of shared memory of the ring for elements of `element_bytes`.
+    pub const fn shared_bytes(self, element_bytes: usize) -> usize {
+        Self::PLANES * self.plane_len() * element_bytes
+    }
+
+    /// The tile's halo in patches: `order` rows above and below the block's, and the side
+    /// patches of each of its rows.
+    pub const fn halo_patches(self) -> usize {
+        2 * self.order * self.block[0] + 2 * (self.side() / self.vector) * self.block[1]
+    }
+
+    /// Halo patches each thread of a block moves per plane (the last ones fewer).
+    pub const fn patches_per_thread(self) -> usize {
+        self.halo_patches().div_ceil(self.block[0] * self.block[1])
+    }
+
+    /// Where halo patch `index` (of [`halo_patches`](Self::halo_patches)) lies in a tile, as
+    /// (row, first column): the rows above, those below, then the left and right patches of
+    /// each of the block's rows. `None` past the last.
+    pub const fn halo_patch(self, index: usize) -> Option<(usize, usize)> {
+        let [bx, by] = self.block;
+        let (v, r) = (self.vector, self.order);
+        let row_patches = 2 * r * bx;
+        if index < row_patches {
+            let (row, patch) = (index / bx, index % bx);
+            let row = if row < r { row } else { by + row };
+            return Some((row, self.side() + patch * v));
+        }
+        let sides = self.side() / v;
+        let index = index - row_patches;
+        if index >= 2 * sides * by {
+            return None;
+        }
+        let (right, index) = (index >= sides * by, index % (sides * by));
+        let (row, patch) = (r + index / sides, index % sides);
+        let column = if right { self.side() + bx * v + patch * v } else { patch * v };
+        Some((row, column))
+    }
+}
+
 /// `StreamingShape` from block, vector, rows, ahead, prefetch and planes, in the order the
 /// sweep's names (`32x16 v4 r1 a0 p1 z32`) write them.
 const fn shape(
@@ -322,4 +404,50 @@ pub const TEMPORAL_SWEEP_F64: [TemporalShape; 10] = [
 /// halo of `R`): the largest with `T³ ≤ 1024` threads, 8 for order 2 and 10 for order 4.
 pub const fn star_tiled_in_tile_dim(order: usize) -> usize {
     if order <= 2 { 8 } else { 10 }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_halo_ring_covers_each_tile_element_a_star_reads_once() {
+        for ring in [
+            HaloRing { order: 4, vector: 4, block: [32, 16] },
+            HaloRing { order: 4, vector: 2, block: [32, 8] },
+            HaloRing { order: 2, vector: 4, block: [8, 3] },
+            HaloRing { order: 4, vector: 1, block: [4, 2] },
+        ] {
+            let (w, h) = (ring.row_len(), ring.plane_len() / ring.row_len());
+            let mut owner = vec![0u32; w * h];
+            let side = ring.side();
+            // The block's own patches.
+            for y in 0..ring.block[1] {
+                for x in 0..ring.block[0] * ring.vector {
+                    owner[(ring.order + y) * w + side + x] += 1;
+                }
+            }
+            for index in 0..ring.halo_patches() {
+                let (row, column) = ring.halo_patch(index).unwrap();
+                assert_eq!(column % ring.vector, 0, "{ring:?}");
+                for e in 0..ring.vector {
+                    owner[row * w + column + e] += 1;
+                }
+            }
+            assert_eq!(ring.halo_patch(ring.halo_patches()), None);
+            // Every element a star reads is written once; the corners, which it never reads, not at all.
+            for row in 0..h {
+                for column in 0..w {
+                    let corner =
+                        (row < ring.order || row >= h - ring.order) && (column < side || column >= w - side);
+                    assert_eq!(owner[row * w + column], u32::from(!corner), "{ring:?} ({row}, {column})");
+                }
+            }
+            assert!(ring.patches_per_thread() * ring.block[0] * ring.block[1] >= ring.halo_patches());
+        }
+        let f32_ring = HaloRing { order: 4, vector: 4, block: [32, 16] };
+        assert_eq!((f32_ring.row_len(), f32_ring.plane_len()), (136, 136 * 24));
+        assert_eq!(f32_ring.shared_bytes(4), 3 * 136 * 24 * 4);
+        assert_eq!(f32_ring.patches_per_thread(), 1);
+    }
 }

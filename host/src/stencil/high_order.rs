@@ -5,10 +5,14 @@
 
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::stencil::tiles::{
-    BOX27_F32, BOX27_F64, IN_WAVES, RUN_PLANES, SHAPE_SWEEP_BLOCKS, SHAPE_SWEEP_PLANES, STAR13_F32,
-    STAR13_F64, STAR25_F32, STAR25_F64, StreamingKernel, StreamingShape, star_tiled_in_tile_dim,
+    BOX27_F32, BOX27_F64, HALO_IN_SHARED, HaloRing, IN_WAVES, RUN_PLANES, SHAPE_SWEEP_BLOCKS,
+    SHAPE_SWEEP_PLANES, STAR13_F32, STAR13_F64, STAR25_F32, STAR25_F64, StreamingKernel, StreamingShape,
+    star_tiled_in_tile_dim,
 };
-use gpu_kernels::stencil::{BOX_KERNELS_F32, BOX_KERNELS_F64, Grid3, STAR_KERNELS_F32, STAR_KERNELS_F64};
+use gpu_kernels::stencil::{
+    BOX_KERNELS_F32, BOX_KERNELS_F64, Grid3, STAR_KERNELS_F32, STAR_KERNELS_F64, STAR_SHARED_KERNELS_F32,
+    STAR_SHARED_KERNELS_F64,
+};
 
 use gpu_kernels::stencil::Coeffs;
 use gpu_kernels::stencil::box27::BoxCoeffs;
@@ -32,7 +36,8 @@ pub fn star_shape(order: usize) -> Result<StencilShape> {
 }
 
 /// Every streaming kernel built for `shape` (a high-order star or the box) in `dtype`, as
-/// `(vector, ahead)`; none for the seven-point star, whose kernels are `streaming`'s.
+/// `(vector, ahead)`, the shared-halo ones once per vector with `ahead` = [`HALO_IN_SHARED`] (their
+/// blocks: [`shared_kernels`]); none for the seven-point star, whose kernels are `streaming`'s.
 pub fn kernels(shape: StencilShape, dtype: &str) -> Vec<(usize, usize)> {
     let f64 = dtype == "f64";
     match shape {
@@ -43,9 +48,34 @@ pub fn kernels(shape: StencilShape, dtype: &str) -> Vec<(usize, usize)> {
         }
         StencilShape::Star13 | StencilShape::Star25 => {
             let built = if f64 { STAR_KERNELS_F64 } else { STAR_KERNELS_F32 };
-            built.iter().filter(|k| k.0 == shape.radius()).map(|&(_, v, a)| (v, a)).collect()
+            let shared = shared_kernels(shape, dtype).map(|(v, _)| (v, HALO_IN_SHARED));
+            let mut kernels: Vec<_> = built
+                .iter()
+                .filter(|k| k.0 == shape.radius())
+                .map(|&(_, v, a)| (v, a))
+                .chain(shared)
+                .collect();
+            kernels.dedup();
+            kernels
         }
     }
+}
+
+/// The stars' shared-halo kernels built for `shape` in `dtype`, as `(vector, block)`.
+pub fn shared_kernels(shape: StencilShape, dtype: &str) -> impl Iterator<Item = (usize, [u32; 2])> {
+    let built = if dtype == "f64" { STAR_SHARED_KERNELS_F64 } else { STAR_SHARED_KERNELS_F32 };
+    let order = if shape == StencilShape::Star7 || shape == StencilShape::Box27 { 0 } else { shape.radius() };
+    built.iter().filter(move |k| k.0 == order).map(|&(_, v, bx, by)| (v, [bx as u32, by as u32]))
+}
+
+/// The shared-memory ring of `launch` for a star of order `order`, if its halo is staged there.
+pub fn halo_ring(order: usize, launch: StreamingShape) -> Option<HaloRing> {
+    let [bx, by] = launch.block;
+    (launch.kernel.ahead == HALO_IN_SHARED).then_some(HaloRing {
+        order,
+        vector: launch.kernel.vector,
+        block: [bx as usize, by as usize],
+    })
 }
 
 /// The launch shape of `shape` (a high-order star or the box) in `dtype` from `tiles`.
@@ -64,24 +94,32 @@ pub fn default_launch(shape: StencilShape, dtype: &str) -> Result<StreamingShape
 }
 
 /// The benchmarks' sweep of `shape` in `dtype`: the default, then every built kernel in every
-/// block of [`SHAPE_SWEEP_BLOCKS`], in runs of [`RUN_PLANES`] and in one wave ([`IN_WAVES`]:
-/// where the GPU holds a block for every tile), then the default kernel in every such block with
-/// the planes per block of [`SHAPE_SWEEP_PLANES`].
+/// block of [`SHAPE_SWEEP_BLOCKS`] (a shared-halo kernel in the blocks it is built for), in runs
+/// of [`RUN_PLANES`] and in one wave ([`IN_WAVES`]: where the GPU holds a block for every tile),
+/// then the default kernel in every such block with the planes per block of [`SHAPE_SWEEP_PLANES`].
 pub fn sweep(shape: StencilShape, dtype: &str) -> Result<Vec<StreamingShape>> {
     let default = default_launch(shape, dtype)?;
+    let launch = |vector, ahead, block, planes| StreamingShape {
+        kernel: StreamingKernel { vector, ahead, ..default.kernel },
+        block,
+        planes,
+        ..default
+    };
+    let blocks = |vector, ahead| -> Vec<[u32; 2]> {
+        match ahead {
+            HALO_IN_SHARED => shared_kernels(shape, dtype).filter(|k| k.0 == vector).map(|k| k.1).collect(),
+            _ => SHAPE_SWEEP_BLOCKS.to_vec(),
+        }
+    };
     let kernels = kernels(shape, dtype).into_iter().flat_map(|(vector, ahead)| {
         [RUN_PLANES, IN_WAVES].into_iter().flat_map(move |planes| {
-            SHAPE_SWEEP_BLOCKS.map(|block| StreamingShape {
-                kernel: StreamingKernel { vector, ahead, ..default.kernel },
-                block,
-                planes,
-                ..default
-            })
+            blocks(vector, ahead).into_iter().map(move |block| launch(vector, ahead, block, planes))
         })
     });
-    let planes = SHAPE_SWEEP_PLANES
-        .into_iter()
-        .flat_map(|planes| SHAPE_SWEEP_BLOCKS.map(|block| StreamingShape { block, planes, ..default }));
+    let StreamingKernel { vector, ahead, .. } = default.kernel;
+    let planes = SHAPE_SWEEP_PLANES.into_iter().flat_map(|planes| {
+        blocks(vector, ahead).into_iter().map(move |block| StreamingShape { block, planes, ..default })
+    });
     Ok(std::iter::once(default).chain(kernels.chain(planes).filter(|s| *s != default)).collect())
 }
 
@@ -94,6 +132,21 @@ pub fn entry_point(shape: StencilShape, launch: StreamingShape, dtype: &str) -> 
             if ahead == 1 { " and its halo loaded a plane ahead" } else { "" }
         )));
     }
+    if ahead == HALO_IN_SHARED {
+        let block = launch.block;
+        if !shared_kernels(shape, dtype).any(|k| k == (vector, block)) {
+            return Err(Error::BadArgument(format!(
+                "no {shape} kernel with its halo in shared memory is built for {dtype} in blocks of {}x{} threads of {vector} points",
+                block[0], block[1]
+            )));
+        }
+        return Ok(format!(
+            "stencil_star{}_shared_b{}x{}_v{vector}_{dtype}",
+            shape.radius(),
+            block[0],
+            block[1]
+        ));
+    }
     Ok(match shape {
         StencilShape::Box27 => format!("stencil_box27_v{vector}_{dtype}"),
         _ => format!("stencil_star{}_v{vector}_a{ahead}_{dtype}", shape.radius()),
@@ -103,6 +156,17 @@ pub fn entry_point(shape: StencilShape, launch: StreamingShape, dtype: &str) -> 
 /// `launch` with its vector narrowed, where it does not divide the rows, to the widest built
 /// one that does (the same `ahead`; one point per thread is built for every shape).
 pub fn fit(shape: StencilShape, launch: StreamingShape, grid: Grid3, dtype: &str) -> StreamingShape {
+    if launch.kernel.ahead == HALO_IN_SHARED {
+        // Built for whole rows of their vector, and planes of fewer than 2^32 bytes; else the
+        // halo a plane ahead in registers.
+        let element = if dtype == "f64" { 8 } else { 4 };
+        let plane_bytes = grid.nx as u64 * grid.ny as u64 * element;
+        if (grid.nx as usize).is_multiple_of(launch.kernel.vector) && plane_bytes < 1 << 32 {
+            return launch;
+        }
+        let registers = StreamingShape { kernel: StreamingKernel { ahead: 1, ..launch.kernel }, ..launch };
+        return fit(shape, registers, grid, dtype);
+    }
     let vector = kernels(shape, dtype)
         .into_iter()
         .filter(|&(v, a)| {
@@ -300,8 +364,12 @@ mod tests {
             for dtype in ["f32", "f64"] {
                 let sweep = sweep(shape, dtype).unwrap();
                 assert_eq!(sweep[0], default_launch(shape, dtype).unwrap());
+                // Each kernel with its halo in global memory in every block, in runs and in one
+                // wave; each shared-halo one in its own block; the default's planes in every block.
+                let shared = shared_kernels(shape, dtype).count();
+                let global = kernels(shape, dtype).len() - usize::from(shared > 0);
                 let launches =
-                    (2 * kernels(shape, dtype).len() + SHAPE_SWEEP_PLANES.len()) * SHAPE_SWEEP_BLOCKS.len();
+                    (2 * global + SHAPE_SWEEP_PLANES.len()) * SHAPE_SWEEP_BLOCKS.len() + 2 * shared;
                 assert_eq!(sweep.len(), launches, "each launch once, the default first");
                 assert!(
                     [RUN_PLANES, IN_WAVES].contains(&sweep[0].planes)
@@ -313,6 +381,29 @@ mod tests {
                 }
             }
         }
+        // The 25-point star's halo in shared memory: built in blocks of 32×8 threads of 16-byte
+        // rows; on rows its vector does not divide, or planes of 4 GiB, the halo a plane ahead in
+        // registers instead.
+        let shared = StreamingShape {
+            kernel: StreamingKernel { ahead: HALO_IN_SHARED, ..STAR25_F64.kernel },
+            block: [32, 8],
+            ..STAR25_F64
+        };
+        assert_eq!(
+            entry_point(StencilShape::Star25, shared, "f64").unwrap(),
+            "stencil_star4_shared_b32x8_v2_f64"
+        );
+        assert_eq!(halo_ring(4, shared).unwrap().shared_bytes(8), 3 * (64 + 8) * (8 + 8) * 8);
+        assert_eq!(halo_ring(4, STAR25_F64), None);
+        let err = entry_point(StencilShape::Star25, StreamingShape { block: [32, 16], ..shared }, "f64")
+            .unwrap_err();
+        assert!(err.to_string().contains("blocks of 32x16 threads"), "{err}");
+        assert!(entry_point(StencilShape::Star13, shared, "f64").is_err(), "no shared-halo star13");
+        assert_eq!(fit(StencilShape::Star25, shared, cube, "f64"), shared);
+        let odd = fit(StencilShape::Star25, shared, Grid3 { nx: 515, ..cube }, "f64");
+        assert_eq!((odd.kernel.ahead, odd.kernel.vector), (1, 1));
+        let huge = fit(StencilShape::Star25, shared, Grid3 { nx: 1 << 16, ny: 1 << 13, nz: 9 }, "f64");
+        assert_eq!((huge.kernel.ahead, huge.kernel.vector), (1, 2));
         let c = star_coeffs::<f64, 2>(&[-7.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
         assert_eq!((c.center, c.x, c.y, c.z), (-7.5, [1.0, 2.0], [3.0, 4.0], [5.0, 6.0]));
         let (entry, tiled) = star_tiled_launch(4, Grid3 { nx: 512, ny: 512, nz: 512 }, 4).unwrap();

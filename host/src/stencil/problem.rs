@@ -449,9 +449,15 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         let (entry, launch) = super::high_order::shape_launch(shape, launch, self.grid, T::NAME, sms)?;
         let function = self.gpu.function(&entry)?;
         let [bx, by] = launch.block;
-        let resident = self.gpu.resident_blocks(&function, bx * by, 0)?;
-        let config = streaming::launch_config(launch, self.grid, resident)?;
         let label = format!("{shape} {}", T::NAME);
+        let shared = super::high_order::halo_ring(shape.radius(), launch)
+            .map_or(0, |r| r.shared_bytes(size_of::<T>()));
+        self.gpu.allow_shared_memory(&function, shared, &label)?;
+        let resident = self.gpu.resident_blocks(&function, bx * by, shared)?;
+        let config = LaunchConfig {
+            shared_mem_bytes: shared as u32,
+            ..streaming::launch_config(launch, self.grid, resident)?
+        };
         Ok((StepLaunch::one(function, config, label), steps))
     }
 
