@@ -42,7 +42,7 @@ use crate::device::{SharedArray, l2, load_vector, opaque, prefetch_l2, store_vec
 /// overlap; `V` is a power of two that divides `grid.nx`; the launch has blocks of `BX × BY`
 /// threads covering the x–y plane with `V`-wide patches, `gridDim.z` blocks sharing the planes
 /// along z, and [`HaloRing::shared_bytes`] of shared memory; `HALO` is the ring's
-/// [`HaloRing::patches_per_thread`]; a plane holds fewer than 2^32 bytes.
+/// [`HaloRing::patches_per_thread`]; the grid [`HaloRing::fits`] the kernel.
 #[inline(always)]
 pub unsafe fn stencil_star_shared_streaming<
     T: Real,
@@ -86,7 +86,8 @@ pub unsafe fn stencil_star_shared_streaming<
         row.min(ny as usize - 1) * grid.row_stride() + column.min(nx as usize - V)
     };
     let here = at_in_plane(j, k);
-    // A point of plane `i`: one 32 × 32 → 64-bit multiply-add from the point in plane 0.
+    // A point of plane `i`: one 32 × 32 → 64-bit multiply-add from the point in plane 0 (a
+    // plane is under `HaloRing::MAX_PLANE_BYTES`).
     let plane_bytes = (grid.plane_stride() * size_of::<T>()) as u32;
     let in_plane =
         |at: *const T, i: u32| at.wrapping_byte_add((u64::from(i) * u64::from(plane_bytes)) as usize);

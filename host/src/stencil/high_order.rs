@@ -35,9 +35,9 @@ pub fn star_shape(order: usize) -> Result<StencilShape> {
         })
 }
 
-/// Every streaming kernel built for `shape` (a high-order star or the box) in `dtype`, as
-/// `(vector, ahead)`, the shared-halo ones once per vector with `ahead` = [`HALO_IN_SHARED`] (their
-/// blocks: [`shared_kernels`]); none for the seven-point star, whose kernels are `streaming`'s.
+/// Every streaming kernel built for `shape` (a high-order star or the box) in `dtype` with its
+/// halo in global memory, as `(vector, ahead)`; none for the seven-point star, whose kernels are
+/// `streaming`'s. The stars' shared-halo kernels are [`shared_kernels`].
 pub fn kernels(shape: StencilShape, dtype: &str) -> Vec<(usize, usize)> {
     let f64 = dtype == "f64";
     match shape {
@@ -48,24 +48,20 @@ pub fn kernels(shape: StencilShape, dtype: &str) -> Vec<(usize, usize)> {
         }
         StencilShape::Star13 | StencilShape::Star25 => {
             let built = if f64 { STAR_KERNELS_F64 } else { STAR_KERNELS_F32 };
-            let shared = shared_kernels(shape, dtype).map(|(v, _)| (v, HALO_IN_SHARED));
-            let mut kernels: Vec<_> = built
-                .iter()
-                .filter(|k| k.0 == shape.radius())
-                .map(|&(_, v, a)| (v, a))
-                .chain(shared)
-                .collect();
-            kernels.dedup();
-            kernels
+            built.iter().filter(|k| k.0 == shape.radius()).map(|&(_, v, a)| (v, a)).collect()
         }
     }
 }
 
-/// The stars' shared-halo kernels built for `shape` in `dtype`, as `(vector, block)`.
+/// The stars' kernels built for `shape` in `dtype` with their halo in shared memory
+/// ([`HALO_IN_SHARED`]), as `(vector, block)`; none for the other shapes.
 pub fn shared_kernels(shape: StencilShape, dtype: &str) -> impl Iterator<Item = (usize, [u32; 2])> {
     let built = if dtype == "f64" { STAR_SHARED_KERNELS_F64 } else { STAR_SHARED_KERNELS_F32 };
-    let order = if shape == StencilShape::Star7 || shape == StencilShape::Box27 { 0 } else { shape.radius() };
-    built.iter().filter(move |k| k.0 == order).map(|&(_, v, bx, by)| (v, [bx as u32, by as u32]))
+    let star = matches!(shape, StencilShape::Star13 | StencilShape::Star25);
+    built
+        .iter()
+        .filter(move |k| star && k.0 == shape.radius())
+        .map(|&(_, v, bx, by)| (v, [bx as u32, by as u32]))
 }
 
 /// The shared-memory ring of `launch` for a star of order `order`, if its halo is staged there.
@@ -105,28 +101,33 @@ pub fn sweep(shape: StencilShape, dtype: &str) -> Result<Vec<StreamingShape>> {
         planes,
         ..default
     };
-    let blocks = |vector, ahead| -> Vec<[u32; 2]> {
-        match ahead {
-            HALO_IN_SHARED => shared_kernels(shape, dtype).filter(|k| k.0 == vector).map(|k| k.1).collect(),
-            _ => SHAPE_SWEEP_BLOCKS.to_vec(),
-        }
-    };
-    let kernels = kernels(shape, dtype).into_iter().flat_map(|(vector, ahead)| {
+    let in_runs_and_waves = move |vector, ahead, blocks: Vec<[u32; 2]>| {
         [RUN_PLANES, IN_WAVES].into_iter().flat_map(move |planes| {
-            blocks(vector, ahead).into_iter().map(move |block| launch(vector, ahead, block, planes))
+            blocks.clone().into_iter().map(move |block| launch(vector, ahead, block, planes))
         })
-    });
-    let StreamingKernel { vector, ahead, .. } = default.kernel;
+    };
+    let global = kernels(shape, dtype)
+        .into_iter()
+        .flat_map(|(v, a)| in_runs_and_waves(v, a, SHAPE_SWEEP_BLOCKS.to_vec()));
+    let shared =
+        shared_kernels(shape, dtype).flat_map(|(v, block)| in_runs_and_waves(v, HALO_IN_SHARED, vec![block]));
+    // The default's planes, in the blocks its kernel is built for.
+    let default_blocks: Vec<[u32; 2]> = match default.kernel.ahead {
+        HALO_IN_SHARED => {
+            shared_kernels(shape, dtype).filter(|k| k.0 == default.kernel.vector).map(|k| k.1).collect()
+        }
+        _ => SHAPE_SWEEP_BLOCKS.to_vec(),
+    };
     let planes = SHAPE_SWEEP_PLANES.into_iter().flat_map(|planes| {
-        blocks(vector, ahead).into_iter().map(move |block| StreamingShape { block, planes, ..default })
+        default_blocks.clone().into_iter().map(move |block| StreamingShape { block, planes, ..default })
     });
-    Ok(std::iter::once(default).chain(kernels.chain(planes).filter(|s| *s != default)).collect())
+    Ok(std::iter::once(default).chain(global.chain(shared).chain(planes).filter(|s| *s != default)).collect())
 }
 
 /// The entry point of `launch` for `shape` in `dtype`, if it is built.
 pub fn entry_point(shape: StencilShape, launch: StreamingShape, dtype: &str) -> Result<String> {
     let StreamingKernel { vector, ahead, .. } = launch.kernel;
-    if !kernels(shape, dtype).contains(&(vector, ahead)) {
+    if ahead != HALO_IN_SHARED && !kernels(shape, dtype).contains(&(vector, ahead)) {
         return Err(Error::BadArgument(format!(
             "no {shape} kernel with {vector} points per thread{} is built for {dtype}",
             if ahead == 1 { " and its halo loaded a plane ahead" } else { "" }
@@ -157,11 +158,9 @@ pub fn entry_point(shape: StencilShape, launch: StreamingShape, dtype: &str) -> 
 /// one that does (the same `ahead`; one point per thread is built for every shape).
 pub fn fit(shape: StencilShape, launch: StreamingShape, grid: Grid3, dtype: &str) -> StreamingShape {
     if launch.kernel.ahead == HALO_IN_SHARED {
-        // Built for whole rows of their vector, and planes of fewer than 2^32 bytes; else the
-        // halo a plane ahead in registers.
+        // Where the ring's kernel does not fit the grid, the halo a plane ahead in registers.
         let element = if dtype == "f64" { 8 } else { 4 };
-        let plane_bytes = grid.nx as u64 * grid.ny as u64 * element;
-        if (grid.nx as usize).is_multiple_of(launch.kernel.vector) && plane_bytes < 1 << 32 {
+        if HaloRing::fits(launch.kernel.vector, grid, element) {
             return launch;
         }
         let registers = StreamingShape { kernel: StreamingKernel { ahead: 1, ..launch.kernel }, ..launch };
@@ -367,7 +366,7 @@ mod tests {
                 // Each kernel with its halo in global memory in every block, in runs and in one
                 // wave; each shared-halo one in its own block; the default's planes in every block.
                 let shared = shared_kernels(shape, dtype).count();
-                let global = kernels(shape, dtype).len() - usize::from(shared > 0);
+                let global = kernels(shape, dtype).len();
                 let launches =
                     (2 * global + SHAPE_SWEEP_PLANES.len()) * SHAPE_SWEEP_BLOCKS.len() + 2 * shared;
                 assert_eq!(sweep.len(), launches, "each launch once, the default first");
