@@ -1,6 +1,7 @@
 //! Every kernel entry point the host launches, with the launch-sized shared memory it gets
 //! (the PTX declares it `.extern .shared`, so `ptxas` cannot report it).
 
+use crate::element::ELEMENTS;
 use crate::merge::{MergeVariant, VALUE_BYTES, by_key, path};
 use crate::stencil::{StencilShape, StencilVariant, high_order, streaming, temporal};
 
@@ -13,7 +14,7 @@ pub fn entry_points() -> Vec<(String, usize)> {
     let mut entries = Vec::new();
     for variant in StencilVariant::ALL {
         for &tile in variant.tiles() {
-            for (dtype, bytes) in [("f32", 4), ("f64", 8)] {
+            for (dtype, bytes) in ELEMENTS {
                 // The stencils' shared memory does not depend on the grid.
                 let probe = gpu_kernels::stencil::Grid3 { nx: 3, ny: 3, nz: 3 };
                 let config = variant.launch_config_with_tile(probe, bytes, tile).expect("a 3³ grid launches");
@@ -22,7 +23,7 @@ pub fn entry_points() -> Vec<(String, usize)> {
             }
         }
     }
-    for dtype in ["f32", "f64"] {
+    for (dtype, bytes) in ELEMENTS {
         for &kernel in streaming::kernels(dtype) {
             let entry = streaming::entry_point(streaming::shape_of(kernel), dtype).expect("a built kernel");
             entries.push((entry, 0));
@@ -33,14 +34,13 @@ pub fn entry_points() -> Vec<(String, usize)> {
             }
         }
         for order in [2, 4] {
-            let bytes = if dtype == "f64" { 8 } else { 4 };
             let probe = gpu_kernels::stencil::Grid3 { nx: 9, ny: 9, nz: 9 };
             let (entry, config) = high_order::star_tiled_launch(order, probe, bytes).expect("orders 2 and 4");
             entries.push((entry, config.shared_mem_bytes as usize));
         }
         for &shape in temporal::sweep(dtype) {
             let entry = temporal::entry_point(shape, dtype).expect("a built kernel");
-            entries.push((entry, temporal::shared_bytes(shape, if dtype == "f64" { 8 } else { 4 })));
+            entries.push((entry, temporal::shared_bytes(shape, bytes)));
         }
     }
     // A temporal kernel's shared memory grows with the warps of its shapes: keep the largest.

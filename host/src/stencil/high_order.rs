@@ -21,6 +21,7 @@ use ndarray::{Array3, ArrayView3};
 
 use super::variant::MAX_GRID_YZ;
 use super::{StencilProblem, StencilShape, StencilVariant, streaming};
+use crate::element::element_bytes;
 use crate::{Element, Error, Result};
 
 /// The star shape of order `order` (2: star13, 4: star25).
@@ -159,8 +160,9 @@ pub fn entry_point(shape: StencilShape, launch: StreamingShape, dtype: &str) -> 
 pub fn fit(shape: StencilShape, launch: StreamingShape, grid: Grid3, dtype: &str) -> StreamingShape {
     if launch.kernel.ahead == HALO_IN_SHARED {
         // Where the ring's kernel does not fit the grid, the halo a plane ahead in registers.
-        let element = if dtype == "f64" { 8 } else { 4 };
-        if HaloRing::fits(launch.kernel.vector, grid, element) {
+        let fits =
+            element_bytes(dtype).is_some_and(|bytes| HaloRing::fits(launch.kernel.vector, grid, bytes));
+        if fits {
             return launch;
         }
         let registers = StreamingShape { kernel: StreamingKernel { ahead: 1, ..launch.kernel }, ..launch };
