@@ -33,6 +33,26 @@ macro_rules! ring_loop {
     };
 }
 
+/// The main loop of a kernel whose z queue is longer than the copies of the body it can afford:
+/// runs `$plane!(p)` for each plane `$i` up to `$end`, cycling through the phases `p` listed that
+/// are below `$shift`, and after each cycle shifts `$queue` (of `$len` planes) by `$shift` planes
+/// with register moves: `$len − $shift` planes moved per `$shift` planes, instead of `$len − 1`
+/// per plane for one copy. In phase `p` the queue is a ring as in [`ring_loop`]. The body must
+/// not change `$i`.
+macro_rules! shift_loop {
+    ($plane:ident, $i:ident, $end:expr, $queue:ident, $len:expr, $shift:expr; $($phase:literal)*) => {
+        while $i < $end {
+            $(
+                if $phase < $shift && ($phase == 0 || $i < $end) {
+                    $plane!($phase);
+                    $i += 1;
+                }
+            )*
+            $queue = core::array::from_fn(|q| $queue[(q + $shift) % $len]);
+        }
+    };
+}
+
 mod basic;
 pub mod box27;
 mod box_streaming;

@@ -185,17 +185,5 @@ pub unsafe fn stencil_star_shared_streaming<
             queue[slot(0)] = entering;
         }};
     }
-    while i < i_end {
-        plane!(0);
-        i += 1;
-        if i < i_end {
-            plane!(1);
-            i += 1;
-        }
-        if i < i_end {
-            plane!(2);
-            i += 1;
-        }
-        queue = core::array::from_fn(|q| queue[(q + HaloRing::PLANES) % QUEUE]);
-    }
+    shift_loop!(plane, i, i_end, queue, QUEUE, HaloRing::PLANES; 0 1 2);
 }

@@ -146,19 +146,7 @@ pub unsafe fn stencil_star_streaming<
         // instructions, the same 128 registers), one elsewhere (three copies took the `f64`
         // kernels from 128 registers to 164, the narrower `f32` ones from 64–108 to 119–138).
         let shift = if size_of::<T>() == 4 && V == 4 { 3 } else { 1 };
-        while i < i_end {
-            plane!(0);
-            i += 1;
-            if shift > 1 && i < i_end {
-                plane!(1);
-                i += 1;
-            }
-            if shift > 2 && i < i_end {
-                plane!(2);
-                i += 1;
-            }
-            queue = core::array::from_fn(|q| queue[(q + shift) % QUEUE]);
-        }
+        shift_loop!(plane, i, i_end, queue, QUEUE, shift; 0 1 2);
     }
 }
 
