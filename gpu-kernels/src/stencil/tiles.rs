@@ -255,11 +255,11 @@ impl HaloRing {
     /// with one 32 × 32 → 64-bit multiply-add.
     pub const MAX_PLANE_BYTES: u64 = 1 << 32;
 
-    /// Whether the ring's kernel with `vector` points per thread fits `grid` of elements of
-    /// `element_bytes`: whole rows of patches, and planes under [`MAX_PLANE_BYTES`](Self::MAX_PLANE_BYTES).
-    pub const fn fits(vector: usize, grid: super::Grid3, element_bytes: usize) -> bool {
+    /// Whether the ring's kernel fits `grid` of elements of `element_bytes`: whole rows of
+    /// patches, and planes under [`MAX_PLANE_BYTES`](Self::MAX_PLANE_BYTES).
+    pub const fn fits(self, grid: super::Grid3, element_bytes: usize) -> bool {
         let plane_bytes = grid.nx as u64 * grid.ny as u64 * element_bytes as u64;
-        (grid.nx as usize).is_multiple_of(vector) && plane_bytes < Self::MAX_PLANE_BYTES
+        (grid.nx as usize).is_multiple_of(self.vector) && plane_bytes < Self::MAX_PLANE_BYTES
     }
 
     /// Halo columns on each side of a tile: `order` rounded up to whole patches.

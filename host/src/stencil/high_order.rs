@@ -158,11 +158,9 @@ pub fn entry_point(shape: StencilShape, launch: StreamingShape, dtype: &str) -> 
 /// `launch` with its vector narrowed, where it does not divide the rows, to the widest built
 /// one that does (the same `ahead`; one point per thread is built for every shape).
 pub fn fit(shape: StencilShape, launch: StreamingShape, grid: Grid3, dtype: &str) -> StreamingShape {
-    if launch.kernel.ahead == HALO_IN_SHARED {
+    if let Some(ring) = halo_ring(shape.radius(), launch) {
         // Where the ring's kernel does not fit the grid, the halo a plane ahead in registers.
-        let fits =
-            element_bytes(dtype).is_some_and(|bytes| HaloRing::fits(launch.kernel.vector, grid, bytes));
-        if fits {
+        if element_bytes(dtype).is_some_and(|bytes| ring.fits(grid, bytes)) {
             return launch;
         }
         let registers = StreamingShape { kernel: StreamingKernel { ahead: 1, ..launch.kernel }, ..launch };
