@@ -21,7 +21,7 @@ use ndarray::{Array3, ArrayView3};
 
 use super::variant::MAX_GRID_YZ;
 use super::{StencilProblem, StencilShape, StencilVariant, streaming};
-use crate::element::element_bytes;
+use crate::element::{ELEMENTS, element_bytes};
 use crate::{Element, Error, Result};
 
 /// The star shape of order `order` (2: star13, 4: star25).
@@ -40,7 +40,9 @@ pub fn star_shape(order: usize) -> Result<StencilShape> {
 /// halo in global memory, as `(vector, ahead)`; none for the seven-point star, whose kernels are
 /// `streaming`'s. The stars' shared-halo kernels are [`shared_kernels`].
 pub fn kernels(shape: StencilShape, dtype: &str) -> Vec<(usize, usize)> {
-    let f64 = dtype == "f64";
+    let Some(f64) = eight_bytes(dtype) else {
+        return Vec::new();
+    };
     match shape {
         StencilShape::Star7 => Vec::new(),
         StencilShape::Box27 => {
@@ -54,10 +56,20 @@ pub fn kernels(shape: StencilShape, dtype: &str) -> Vec<(usize, usize)> {
     }
 }
 
+/// Whether `dtype` names the 8-byte element type (the `_F64` tables) or the 4-byte one; `None`
+/// for a type no kernel is built for.
+fn eight_bytes(dtype: &str) -> Option<bool> {
+    element_bytes(dtype).map(|bytes| bytes == 8)
+}
+
 /// The stars' kernels built for `shape` in `dtype` with their halo in shared memory
 /// ([`HALO_IN_SHARED`]), as `(vector, block)`; none for the other shapes.
 pub fn shared_kernels(shape: StencilShape, dtype: &str) -> impl Iterator<Item = (usize, [u32; 2])> {
-    let built = if dtype == "f64" { STAR_SHARED_KERNELS_F64 } else { STAR_SHARED_KERNELS_F32 };
+    let built = match eight_bytes(dtype) {
+        Some(true) => STAR_SHARED_KERNELS_F64,
+        Some(false) => STAR_SHARED_KERNELS_F32,
+        None => &[],
+    };
     let star = matches!(shape, StencilShape::Star13 | StencilShape::Star25);
     built
         .iter()
@@ -77,7 +89,14 @@ pub fn halo_ring(order: usize, launch: StreamingShape) -> Option<HaloRing> {
 
 /// The launch shape of `shape` (a high-order star or the box) in `dtype` from `tiles`.
 pub fn default_launch(shape: StencilShape, dtype: &str) -> Result<StreamingShape> {
-    Ok(match (shape, dtype == "f64") {
+    let f64 = eight_bytes(dtype).ok_or_else(|| {
+        let names: Vec<&str> = ELEMENTS.iter().map(|(name, _)| *name).collect();
+        Error::BadArgument(format!(
+            "no {shape} kernel is built for `{dtype}`: element types {}",
+            names.join(", ")
+        ))
+    })?;
+    Ok(match (shape, f64) {
         (StencilShape::Star7, _) => {
             return Err(Error::BadArgument("the seven-point star launches as the streaming variant".into()));
         }
@@ -344,6 +363,12 @@ mod tests {
         assert_eq!(star_shape(4).unwrap(), StencilShape::Star25);
         assert!(star_shape(1).is_err());
         assert!(default_launch(StencilShape::Star7, "f32").is_err());
+        // An element type no kernel is built for is named, not read as `f32`.
+        let err = default_launch(StencilShape::Star25, "f16").unwrap_err().to_string();
+        assert!(err.contains("`f16`") && err.contains("f32, f64"), "{err}");
+        assert!(kernels(StencilShape::Box27, "f16").is_empty());
+        assert_eq!(shared_kernels(StencilShape::Star25, "i32").count(), 0);
+        assert!(entry_point(StencilShape::Star25, STAR25_F32, "f16").is_err());
         let (entry, launch) = shape_launch(StencilShape::Star25, STAR25_F64, cube, "f64", 132).unwrap();
         assert_eq!(
             entry,
