@@ -763,15 +763,52 @@ pub mod bulk {
     }
 
     /// Orders this thread's earlier accesses of shared memory (and, after a block-wide
-    /// barrier, the block's) before its later bulk copies into it (`fence.proxy.async`): bulk
-    /// copies run in the copy engine's "async proxy", which plain loads and stores do not
-    /// order with. Needed before a buffer that threads have read is refilled by a bulk copy.
+    /// barrier, the block's) before later bulk copies into or out of it (`fence.proxy.async`):
+    /// bulk copies run in the copy engine's "async proxy", which plain loads and stores do not
+    /// order with. Needed before a buffer that threads have read is refilled by a bulk copy,
+    /// and before one that threads have written is [`store`]d.
     #[inline(always)]
     pub fn fence_before_bulk_copies() {
         #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
         // SAFETY: a fence has no operands.
         unsafe {
             core::arch::asm!("fence.proxy.async.shared::cta;", options(nostack, preserves_flags))
+        }
+    }
+
+    /// Copies `bytes` bytes from shared `src` to global `dst` in one bulk copy
+    /// (`cp.async.bulk.global.shared::cta.bulk_group`) and waits until the copy has read its
+    /// source (`cp.async.bulk.wait_group.read`), so that the shared memory may be reused or the
+    /// block may exit; the writes to global memory complete on their own.
+    ///
+    /// # Safety
+    /// `dst` (global) and `src` (shared) are 16-byte aligned and valid for `bytes` bytes, a
+    /// multiple of 16; every write of `src` by the block's threads is ordered before the copy
+    /// (each writer's [`fence_before_bulk_copies`], then a block-wide barrier).
+    #[inline(always)]
+    pub unsafe fn store<T>(dst: *mut T, src: *const T, bytes: u32) {
+        #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+        // SAFETY: per the caller.
+        unsafe {
+            core::arch::asm!(
+                "cp.async.bulk.global.shared::cta.bulk_group [{d}], [{s}], {n};",
+                "cp.async.bulk.commit_group;",
+                "cp.async.bulk.wait_group.read 0;",
+                d = in(reg64) dst,
+                s = in(reg32) shared_address(src),
+                n = in(reg32) bytes,
+                options(nostack, preserves_flags)
+            )
+        }
+        #[cfg(not(target_arch = "nvptx64"))]
+        // SAFETY: per the caller.
+        unsafe {
+            core::ptr::copy_nonoverlapping(src.cast::<u8>(), dst.cast::<u8>(), bytes as usize)
+        }
+        #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90")))]
+        {
+            let _ = (dst, src, bytes);
+            super::trap()
         }
     }
 

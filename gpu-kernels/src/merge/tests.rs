@@ -466,8 +466,9 @@ fn exact<K: Exact>(run: &[K]) -> Vec<(i64, u64)> {
     run.iter().map(Exact::exact).collect()
 }
 
-/// How a merge-path block loads its tile: the gather through registers (before Hopper), or
-/// Hopper's bulk copies (here plain copies, thread by thread, at the same layout).
+/// How a merge-path block moves its tile: the gather through registers and 16-byte stores
+/// (before Hopper), or Hopper's bulk copies in and, for a full tile, out (here plain copies,
+/// thread by thread, at the same layout).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Load {
     Gather,
@@ -623,7 +624,12 @@ fn simulate_tile<
     );
     // --- barrier ---
     for tid in threads {
-        unsafe { tile.store::<_, _, BLOCK, ITEMS, V, FULL>(tid, out, c.as_mut_ptr()) };
+        // Hopper stores a full tile in one bulk copy.
+        if FULL && load == Load::Bulk {
+            unsafe { tile.store_bulk::<_, BLOCK, ITEMS>(tid, out, c.as_mut_ptr()) };
+        } else {
+            unsafe { tile.store::<_, _, BLOCK, ITEMS, V, FULL>(tid, out, c.as_mut_ptr()) };
+        }
     }
 }
 
