@@ -800,12 +800,27 @@ pub mod bulk {
                 options(nostack, preserves_flags)
             )
         }
+        #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_90")))]
+        // SAFETY: per the caller.
+        unsafe {
+            copy_without_hopper(dst, src, bytes)
+        }
+    }
+
+    /// A bulk copy where the sm_90 build's instructions are absent: on the host a plain copy,
+    /// done at once; in the portable PTX a trap (its kernels never start one).
+    ///
+    /// # Safety
+    /// `src` and `dst` are valid for `bytes` bytes and do not overlap.
+    #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_90")))]
+    #[inline(always)]
+    unsafe fn copy_without_hopper<T>(dst: *mut T, src: *const T, bytes: u32) {
         #[cfg(not(target_arch = "nvptx64"))]
         // SAFETY: per the caller.
         unsafe {
             core::ptr::copy_nonoverlapping(src.cast::<u8>(), dst.cast::<u8>(), bytes as usize)
         }
-        #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90")))]
+        #[cfg(target_arch = "nvptx64")]
         {
             let _ = (dst, src, bytes);
             super::trap()
@@ -872,15 +887,10 @@ pub mod bulk {
                     options(nostack, preserves_flags)
                 )
             }
-            #[cfg(not(target_arch = "nvptx64"))]
+            #[cfg(not(all(target_arch = "nvptx64", target_feature = "sm_90")))]
             // SAFETY: per the caller.
             unsafe {
-                core::ptr::copy_nonoverlapping(src.cast::<u8>(), dst.cast::<u8>(), bytes as usize)
-            }
-            #[cfg(all(target_arch = "nvptx64", not(target_feature = "sm_90")))]
-            {
-                let _ = (dst, src, bytes);
-                super::trap()
+                copy_without_hopper(dst, src, bytes)
             }
         }
 
