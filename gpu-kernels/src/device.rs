@@ -745,6 +745,10 @@ pub mod bulk {
     /// Bulk copies move whole 16-byte units between 16-byte-aligned addresses.
     pub const ALIGN: usize = 16;
 
+    /// Whether this build has bulk copies (the sm_90 build of the PTX): kernels take their
+    /// Hopper paths where it is true.
+    pub const AVAILABLE: bool = cfg!(all(target_arch = "nvptx64", target_feature = "sm_90"));
+
     /// The 32-bit shared-memory address of a generic pointer into shared memory.
     #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
     #[inline(always)]

@@ -639,7 +639,7 @@ unsafe fn merge_tile<
         let tile = load_tile::<K, O, BLOCK, ITEMS, FULL>(tile, tid, a, b, keys, bulk_barrier);
         tile.merge_thread::<K, O, _, _, BLOCK, ITEMS, FULL>(tid, keys, merged);
         // On Hopper a full tile leaves in one bulk copy; its writers order their writes first.
-        let bulk_store = FULL && cfg!(all(target_arch = "nvptx64", target_feature = "sm_90"));
+        let bulk_store = FULL && bulk::AVAILABLE;
         if bulk_store {
             bulk::fence_before_bulk_copies();
         }
@@ -693,7 +693,7 @@ pub(super) unsafe fn load_tile<
     let shape = PathShape::new(BLOCK, ITEMS);
     // SAFETY: per the caller; the barrier orders the writes before every later read.
     unsafe {
-        if cfg!(all(target_arch = "nvptx64", target_feature = "sm_90")) {
+        if bulk::AVAILABLE {
             let tile = tile.bulk(shape, a, b);
             if tid == 0 {
                 bulk_barrier.init();
@@ -724,7 +724,7 @@ pub(super) unsafe fn load_tile<
 /// Every thread of the block has passed a barrier after its last wait on `bulk_barrier`.
 #[inline(always)]
 pub(super) unsafe fn release_tile_memory(tid: u32, bulk_barrier: Barrier) {
-    if cfg!(all(target_arch = "nvptx64", target_feature = "sm_90")) && tid == 0 {
+    if bulk::AVAILABLE && tid == 0 {
         // SAFETY: per the caller.
         unsafe { bulk_barrier.invalidate() };
     }

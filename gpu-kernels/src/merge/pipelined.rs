@@ -24,7 +24,7 @@ use super::keys::{MergeKey, SharedKeys};
 use super::order::Ascending;
 use super::path::{PathTile, merge_one_tile};
 use super::tiles::PathShape;
-use crate::device::bulk::{Barrier, fence_before_bulk_copies};
+use crate::device::bulk::{self, Barrier, fence_before_bulk_copies};
 use crate::device::thread::*;
 
 /// Which input buffer (0 or 1) a block's tile number `it` (0, 1, … in the order the block
@@ -59,7 +59,7 @@ pub unsafe fn merge_path_pipelined<K: MergeKey, const BLOCK: usize, const ITEMS:
     let shape = PathShape::new(BLOCK, ITEMS).pipelined();
     let tiles = shape.tiles(m + n);
     let (block, grid) = (block_idx_x() as usize, grid_dim_x() as usize);
-    if !cfg!(all(target_arch = "nvptx64", target_feature = "sm_90")) {
+    if !bulk::AVAILABLE {
         for tile_index in block_tiles(block, grid, tiles) {
             // SAFETY: per the caller; the barrier frees shared memory for the next tile.
             unsafe { merge_one_tile::<K, Ascending, BLOCK, ITEMS, V>(tile_index, a, m, b, n, c, splits) };
