@@ -134,9 +134,11 @@ fn entry_body<'p>(ptx: &'p str, name: &str) -> &'p str {
 #[test]
 fn only_the_hopper_build_gives_the_streaming_kernels_l2_eviction_priorities() {
     // `createpolicy` and `.L2::cache_hint` need sm_80; the portable build targets sm_70.
-    for name in
-        ["stencil7_streaming_v4_r1_a0_p1_f32", "stencil7_streaming_v2_r2_a0_p1_f64", "stencil_box27_v4_f32"]
-    {
+    for name in [
+        "stencil7_streaming_v4_r1_a0_p1_f32",
+        "stencil7_streaming_v2_r2_a0_p1_f64",
+        "stencil_box27_v4_r1_f32",
+    ] {
         let hopper = entry_body(host::gpu::PTX_HOPPER, name);
         for priority in ["evict_last", "evict_normal", "evict_first"] {
             assert!(

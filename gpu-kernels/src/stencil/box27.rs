@@ -2,7 +2,9 @@
 //! class (the centre, the 6 faces, the 12 edges, the 8 corners), as smoothing and some
 //! compact high-order schemes use it.
 //!
-//! The point formula is shared by the CPU reference and the GPU, as `Coeffs::apply` is.
+//! The point formula is shared by the CPU reference and the GPU, as `Coeffs::apply` is: each of
+//! the cube's three planes reduced to its weighted terms ([`PlaneTerms`]), the point's own
+//! plane's plus the sum of the other two's.
 
 use crate::Real;
 
@@ -22,53 +24,62 @@ pub type Cube<T> = [[[T; 3]; 3]; 3];
 /// One 3×3 plane of a cube, `[dy][dx]`.
 pub type Plane<T> = [[T; 3]; 3];
 
-/// What the formula needs of one plane of the cube: its centre, the sum of the 4 points beside
-/// the centre (`cross`) and the sum of the 4 diagonal ones (`diagonal`). A streaming kernel
-/// computes them once per plane and keeps them for the three points whose cubes hold the plane.
+/// What the formula needs of one plane of the cube, as the two weighted sums it enters a point's
+/// value with: `here`, the plane's own terms for the point at its centre (centre × `center`, the
+/// 4 points beside it × `face`, the 4 diagonal ones × `edge`), and `side`, its terms for the
+/// points above and below it (centre × `face`, beside × `edge`, diagonal × `corner`). A streaming
+/// kernel computes them once per plane, as soon as the plane is loaded, instead of keeping the
+/// plane's nine values a point.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct PlaneSums<T> {
-    pub centre: T,
-    pub cross: T,
-    pub diagonal: T,
+pub struct PlaneTerms<T> {
+    pub here: T,
+    pub side: T,
 }
 
-impl<T: Real> PlaneSums<T> {
-    /// The sums of `plane`, in this order: the middle row's two ends, then the middle column's;
-    /// the top row's two corners, then the bottom row's.
+impl<T: Real> PlaneTerms<T> {
+    /// The terms of `plane` under `c`: its centre, the sum of the 4 points beside the centre
+    /// (the middle row's two ends, then the middle column's) and of the 4 diagonal ones (the
+    /// top row's two corners, then the bottom row's), each weighed in with a fused
+    /// multiply-add after the centre's product.
     #[inline(always)]
-    pub fn of(plane: &Plane<T>) -> Self {
-        let middle_row = plane[1][0] + plane[1][2];
-        Self {
-            centre: plane[1][1],
-            cross: middle_row + (plane[0][1] + plane[2][1]),
-            diagonal: (plane[0][0] + plane[0][2]) + (plane[2][0] + plane[2][2]),
-        }
+    pub fn of(plane: &Plane<T>, c: BoxCoeffs<T>) -> Self {
+        let centre = plane[1][1];
+        let beside = (plane[1][0] + plane[1][2]) + (plane[0][1] + plane[2][1]);
+        let diagonal = (plane[0][0] + plane[0][2]) + (plane[2][0] + plane[2][2]);
+        let weigh = |[a, b, d]: [T; 3]| d.mul_add(diagonal, b.mul_add(beside, a * centre));
+        Self { here: weigh([c.center, c.face, c.edge]), side: weigh([c.face, c.edge, c.corner]) }
     }
 }
 
 impl<T: Real> BoxCoeffs<T> {
-    /// The formula for one interior point from the sums of its cube's planes below, here and
-    /// above: the faces are here's cross and the centres below and above; the edges here's
-    /// diagonal and the crosses below and above; the corners the diagonals below and above. The
-    /// centre's product first, then the faces', edges' and corners' sums weighed in with fused
-    /// multiply-adds.
+    /// The formula's first sum for a point: the plane below's `side` term plus the point's own
+    /// plane's `here`. A streaming kernel forms it as soon as the point's plane is reduced, and
+    /// then keeps one value for the point instead of two planes' terms.
     #[inline(always)]
-    pub fn apply_sums(self, below: PlaneSums<T>, here: PlaneSums<T>, above: PlaneSums<T>) -> T {
-        let faces = here.cross + (below.centre + above.centre);
-        let edges = here.diagonal + (below.cross + above.cross);
-        let corners = below.diagonal + above.diagonal;
-        let sum = self.center * here.centre;
-        let sum = self.face.mul_add(faces, sum);
-        let sum = self.edge.mul_add(edges, sum);
-        self.corner.mul_add(corners, sum)
+    pub fn open(below_side: T, here: PlaneTerms<T>) -> T {
+        below_side + here.here
     }
 
-    /// The formula for one interior point from its cube ([`apply_sums`](Self::apply_sums) of
-    /// its planes' [`PlaneSums`]).
+    /// The formula's last sum: the point's [`open`](Self::open) sum plus the plane above's
+    /// `side` term.
+    #[inline(always)]
+    pub fn close(open: T, above: PlaneTerms<T>) -> T {
+        open + above.side
+    }
+
+    /// The formula for one interior point from the terms of its cube's planes below, here and
+    /// above, summed in that order ([`open`](Self::open), then [`close`](Self::close)).
+    #[inline(always)]
+    pub fn apply_terms(below: PlaneTerms<T>, here: PlaneTerms<T>, above: PlaneTerms<T>) -> T {
+        Self::close(Self::open(below.side, here), above)
+    }
+
+    /// The formula for one interior point from its cube ([`apply_terms`](Self::apply_terms)
+    /// of its planes' [`PlaneTerms`]).
     #[inline(always)]
     pub fn apply(self, cube: &Cube<T>) -> T {
-        let [below, here, above] = cube.each_ref().map(PlaneSums::of);
-        self.apply_sums(below, here, above)
+        let [below, here, above] = cube.each_ref().map(|plane| PlaneTerms::of(plane, self));
+        Self::apply_terms(below, here, above)
     }
 }
 

@@ -217,31 +217,33 @@ star_shared_entry_points! {
     STAR_SHARED_KERNELS_F64: f64 => [(4, 2, 32, 8)];
 }
 
-/// Stamps out the box stencil's entry points `stencil_box27_v<V>_<t>` for each vector `V`
-/// listed, and the list as `$list` for the host.
+/// Stamps out the box stencil's entry points `stencil_box27_v<V>_r<ROWS>_<t>` for each
+/// `(V, ROWS)` listed (points per row and rows per thread), and the list as `$list` for the host.
 macro_rules! box_entry_points {
-    ($($list:ident: $t:ident => [$($v:literal),* $(,)?];)*) => {$(
-        #[doc = concat!("Every box-stencil vector width built for `", stringify!($t), "`.")]
-        pub const $list: &[usize] = &[$($v),*];
+    ($($list:ident: $t:ident => [$(($v:literal, $rows:literal)),* $(,)?];)*) => {$(
+        #[doc = concat!("Every box-stencil kernel built for `", stringify!($t), "`, as (vector, rows).")]
+        pub const $list: &[(usize, usize)] = &[$(($v, $rows)),*];
         $(
             #[cfg(target_arch = "nvptx64")]
             #[unsafe(no_mangle)]
-            pub unsafe extern "ptx-kernel" fn ${concat(stencil_box27_v, $v, _, $t)}(
+            pub unsafe extern "ptx-kernel" fn ${concat(stencil_box27_v, $v, _r, $rows, _, $t)}(
                 input: *const $t,
                 output: *mut $t,
                 grid: super::Grid3,
                 coeffs: super::box27::BoxCoeffs<$t>,
             ) {
                 // SAFETY: as the star kernels'.
-                unsafe { super::stencil_box_streaming::<$t, $v>(input, output, grid, coeffs) }
+                unsafe {
+                    super::stencil_box_streaming::<$t, $v, $rows, { $rows + 2 }>(input, output, grid, coeffs)
+                }
             }
         )*
     )*};
 }
 
 box_entry_points! {
-    BOX_KERNELS_F32: f32 => [8, 4, 2, 1];
-    BOX_KERNELS_F64: f64 => [4, 2, 1];
+    BOX_KERNELS_F32: f32 => [(8, 1), (4, 1), (2, 1), (1, 1), (4, 2), (2, 2), (1, 2)];
+    BOX_KERNELS_F64: f64 => [(4, 1), (2, 1), (1, 1), (2, 2), (1, 2)];
 }
 
 /// The shared-memory tiled baselines of the high-order stars, `stencil_star<R>_shared_tiled_<t>`.

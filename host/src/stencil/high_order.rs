@@ -1,7 +1,7 @@
 //! Launching the high-order star kernels (`stencil_star<R>_v<V>_a<A>_<t>`) and the box kernels
-//! (`stencil_box27_v<V>_<t>`): each shape's launch shape from `tiles` (vector width, halo loaded
-//! a plane ahead or not, block), its vector narrowed to one that divides the rows, and the
-//! streaming kernel's runs along z.
+//! (`stencil_box27_v<V>_r<ROWS>_<t>`): each shape's launch shape from `tiles` (vector width, rows
+//! per thread, halo loaded a plane ahead or not, block), its vector narrowed to one that divides
+//! the rows, and the streaming kernel's runs along z.
 
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::stencil::tiles::{
@@ -37,21 +37,21 @@ pub fn star_shape(order: usize) -> Result<StencilShape> {
 }
 
 /// Every streaming kernel built for `shape` (a high-order star or the box) in `dtype` with its
-/// halo in global memory, as `(vector, ahead)`; none for the seven-point star, whose kernels are
-/// `streaming`'s. The stars' shared-halo kernels are [`shared_kernels`].
-pub fn kernels(shape: StencilShape, dtype: &str) -> Vec<(usize, usize)> {
+/// halo in global memory, as `(vector, rows, ahead)`; none for the seven-point star, whose
+/// kernels are `streaming`'s. The stars' shared-halo kernels are [`shared_kernels`].
+pub fn kernels(shape: StencilShape, dtype: &str) -> Vec<(usize, usize, usize)> {
     let Some(f64) = eight_bytes(dtype) else {
         return Vec::new();
     };
     match shape {
         StencilShape::Star7 => Vec::new(),
         StencilShape::Box27 => {
-            let vectors = if f64 { BOX_KERNELS_F64 } else { BOX_KERNELS_F32 };
-            vectors.iter().map(|&v| (v, 0)).collect()
+            let built = if f64 { BOX_KERNELS_F64 } else { BOX_KERNELS_F32 };
+            built.iter().map(|&(v, rows)| (v, rows, 0)).collect()
         }
         StencilShape::Star13 | StencilShape::Star25 => {
             let built = if f64 { STAR_KERNELS_F64 } else { STAR_KERNELS_F32 };
-            built.iter().filter(|k| k.0 == shape.radius()).map(|&(_, v, a)| (v, a)).collect()
+            built.iter().filter(|k| k.0 == shape.radius()).map(|&(_, v, a)| (v, 1, a)).collect()
         }
     }
 }
@@ -115,22 +115,22 @@ pub fn default_launch(shape: StencilShape, dtype: &str) -> Result<StreamingShape
 /// then the default kernel in every such block with the planes per block of [`SHAPE_SWEEP_PLANES`].
 pub fn sweep(shape: StencilShape, dtype: &str) -> Result<Vec<StreamingShape>> {
     let default = default_launch(shape, dtype)?;
-    let launch = |vector, ahead, block, planes| StreamingShape {
-        kernel: StreamingKernel { vector, ahead, ..default.kernel },
+    let launch = |vector, rows, ahead, block, planes| StreamingShape {
+        kernel: StreamingKernel { vector, rows, ahead, ..default.kernel },
         block,
         planes,
         ..default
     };
-    let in_runs_and_waves = move |vector, ahead, blocks: Vec<[u32; 2]>| {
+    let in_runs_and_waves = move |vector, rows, ahead, blocks: Vec<[u32; 2]>| {
         [RUN_PLANES, IN_WAVES].into_iter().flat_map(move |planes| {
-            blocks.clone().into_iter().map(move |block| launch(vector, ahead, block, planes))
+            blocks.clone().into_iter().map(move |block| launch(vector, rows, ahead, block, planes))
         })
     };
     let global = kernels(shape, dtype)
         .into_iter()
-        .flat_map(|(v, a)| in_runs_and_waves(v, a, SHAPE_SWEEP_BLOCKS.to_vec()));
-    let shared =
-        shared_kernels(shape, dtype).flat_map(|(v, block)| in_runs_and_waves(v, HALO_IN_SHARED, vec![block]));
+        .flat_map(|(v, rows, a)| in_runs_and_waves(v, rows, a, SHAPE_SWEEP_BLOCKS.to_vec()));
+    let shared = shared_kernels(shape, dtype)
+        .flat_map(|(v, block)| in_runs_and_waves(v, 1, HALO_IN_SHARED, vec![block]));
     // The default's planes, in the blocks its kernel is built for.
     let default_blocks: Vec<[u32; 2]> = match default.kernel.ahead {
         HALO_IN_SHARED => {
@@ -146,10 +146,11 @@ pub fn sweep(shape: StencilShape, dtype: &str) -> Result<Vec<StreamingShape>> {
 
 /// The entry point of `launch` for `shape` in `dtype`, if it is built.
 pub fn entry_point(shape: StencilShape, launch: StreamingShape, dtype: &str) -> Result<String> {
-    let StreamingKernel { vector, ahead, .. } = launch.kernel;
-    if ahead != HALO_IN_SHARED && !kernels(shape, dtype).contains(&(vector, ahead)) {
+    let StreamingKernel { vector, rows, ahead, .. } = launch.kernel;
+    if ahead != HALO_IN_SHARED && !kernels(shape, dtype).contains(&(vector, rows, ahead)) {
         return Err(Error::BadArgument(format!(
-            "no {shape} kernel with {vector} points per thread{} is built for {dtype}",
+            "no {shape} kernel with {vector} points per row and {rows} row{} per thread{} is built for {dtype}",
+            if rows == 1 { "" } else { "s" },
             if ahead == 1 { " and its halo loaded a plane ahead" } else { "" }
         )));
     }
@@ -169,13 +170,13 @@ pub fn entry_point(shape: StencilShape, launch: StreamingShape, dtype: &str) -> 
         ));
     }
     Ok(match shape {
-        StencilShape::Box27 => format!("stencil_box27_v{vector}_{dtype}"),
+        StencilShape::Box27 => format!("stencil_box27_v{vector}_r{rows}_{dtype}"),
         _ => format!("stencil_star{}_v{vector}_a{ahead}_{dtype}", shape.radius()),
     })
 }
 
 /// `launch` with its vector narrowed, where it does not divide the rows, to the widest built
-/// one that does (the same `ahead`; one point per thread is built for every shape).
+/// one that does (the same rows per thread and `ahead`; one point per row is built for each).
 pub fn fit(shape: StencilShape, launch: StreamingShape, grid: Grid3, dtype: &str) -> StreamingShape {
     if let Some(ring) = halo_ring(shape.radius(), launch) {
         // Where the ring's kernel does not fit the grid, the halo a plane ahead in registers.
@@ -187,10 +188,12 @@ pub fn fit(shape: StencilShape, launch: StreamingShape, grid: Grid3, dtype: &str
     }
     let vector = kernels(shape, dtype)
         .into_iter()
-        .filter(|&(v, a)| {
-            a == launch.kernel.ahead && v <= launch.kernel.vector && (grid.nx as usize).is_multiple_of(v)
+        .filter(|&(v, rows, a)| {
+            (rows, a) == (launch.kernel.rows, launch.kernel.ahead)
+                && v <= launch.kernel.vector
+                && (grid.nx as usize).is_multiple_of(v)
         })
-        .map(|(v, _)| v)
+        .map(|(v, _, _)| v)
         .max()
         .unwrap_or(1);
     launch.with_vector(vector)
@@ -383,7 +386,15 @@ mod tests {
             132,
         )
         .unwrap();
-        assert_eq!(entry, "stencil_box27_v2_f32");
+        assert_eq!(entry, "stencil_box27_v2_r1_f32");
+        // Two rows per thread, narrowed on odd rows to one point per row, still two rows.
+        let two_rows =
+            StreamingShape { kernel: StreamingKernel { rows: 2, ..BOX27_F64.kernel }, ..BOX27_F64 };
+        let (entry, _) =
+            shape_launch(StencilShape::Box27, two_rows, Grid3 { nx: 31, ny: 9, nz: 9 }, "f64", 132).unwrap();
+        assert_eq!(entry, "stencil_box27_v1_r2_f64");
+        let err = entry_point(StencilShape::Box27, two_rows.with_vector(8), "f64").unwrap_err().to_string();
+        assert!(err.contains("8 points per row and 2 rows per thread"), "{err}");
         for shape in [StencilShape::Star13, StencilShape::Star25, StencilShape::Box27] {
             for dtype in ["f32", "f64"] {
                 let sweep = sweep(shape, dtype).unwrap();
