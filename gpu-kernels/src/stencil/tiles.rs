@@ -206,14 +206,19 @@ pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, 1, IN_WAVES);
 /// sweep ran them 3.8 % faster (886.2 µs against 920.1) and the one-step CLI 2.9 % slower (0.778 ms
 /// against 0.756 in separate calls); neither is a clear win, so the block stays (docs/stencil-h200.md).
 pub const STAR25_F64: StreamingShape = shape([32, 4], 2, 1, 1, 1, 32);
-/// The 27-point box's launch shape for `f32`: 425 Gpoints/s, 80.9 % of the copy.
-pub const BOX27_F32: StreamingShape = shape([32, 4], 4, 1, 0, 1, 32);
-/// The 27-point box's launch shape for `f64`: 32×16 threads of 4 points (32-byte rows, 128
-/// registers), launched [`IN_WAVES`]: at 512³ one wave of 128 blocks, one per SM, each walking
-/// its whole column. `stencil_shapes_sweep` (2026-12-01, as [`STAR25_F32`]): 644.3 µs a step
-/// against 667.2 for the former default (32×4 threads of 2 points, runs of 32 planes), which had
-/// tied with 4 points per thread in runs. In `f32` one wave was slower (337.8 against 326.0).
-pub const BOX27_F64: StreamingShape = shape([32, 16], 4, 1, 0, 1, IN_WAVES);
+/// The 27-point box's launch shape for `f32`: 32×16 threads of 4 points (64 registers, two blocks
+/// per SM), launched [`IN_WAVES`]. Chosen on an H200 (2026-12-02) once the kernel kept three values
+/// a point (`box_streaming.rs`): `stencil_shapes_sweep` 288.8 µs a step against 318.1 for the former
+/// default (32×4 threads, runs of 32 planes); one step at 512³, alternating in one call, 0.2748–
+/// 0.2752 ms against 0.2947–0.2948 (93.8–94.0 % of the copy against 87.6–88.0).
+pub const BOX27_F32: StreamingShape = shape([32, 16], 4, 1, 0, 1, IN_WAVES);
+/// The 27-point box's launch shape for `f64`: 32×16 threads of 2 points in each of 2 rows (a
+/// thread loads 4 rows a plane for 2 rows of output: by count 1.5 L1 sectors a point, against
+/// the 3.0 `ncu` counted for one row of 4 points; 128 registers, one block per SM), launched [`IN_WAVES`]: at 512³ one wave of
+/// 128 blocks, each walking its whole column. `stencil_shapes_sweep` (H200, 2026-12-02): 581.5 µs
+/// a step against 649.5 for the former default (one row of 4 points); one step at 512³ 0.5698–
+/// 0.5749 ms against 0.5904–0.5910 (88.6–89.1 % of the copy against 85.6–85.8).
+pub const BOX27_F64: StreamingShape = shape([32, 16], 2, 2, 0, 1, IN_WAVES);
 
 /// Block shapes the `stencil_shapes` sweep crosses with every built high-order star and box
 /// kernel (fewer threads per block let the register-hungry ones fit, and more blocks per SM).
