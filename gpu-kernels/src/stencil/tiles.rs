@@ -206,8 +206,8 @@ pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, 1, IN_WAVES);
 /// sweep ran them 3.8 % faster (886.2 µs against 920.1) and the one-step CLI 2.9 % slower (0.778 ms
 /// against 0.756 in separate calls); neither is a clear win, so the block stays (docs/stencil-h200.md).
 pub const STAR25_F64: StreamingShape = shape([32, 4], 2, 1, 1, 1, 32);
-/// The 27-point box's launch shape for `f32`: 32×16 threads of 4 points (64 registers, two blocks
-/// per SM), launched [`IN_WAVES`]. Chosen on an H200 (2026-12-02) once the kernel kept three values
+/// The 27-point box's launch shape for `f32`: 32×16 threads of 4 points (64 registers from ptxas
+/// for sm_90, so an SM holds two such blocks), launched [`IN_WAVES`]. Chosen on an H200 (2026-12-02) once the kernel kept three values
 /// a point (`box_streaming.rs`): `stencil_shapes_sweep` 288.8 µs a step against 318.1 for the former
 /// default (32×4 threads, runs of 32 planes); one step at 512³, alternating in one call, 0.2748–
 /// 0.2752 ms against 0.2947–0.2948 (93.8–94.0 % of the copy against 87.6–88.0).
