@@ -217,7 +217,8 @@ pub const BOX27_F32: StreamingShape = shape([32, 16], 4, 1, 0, 1, IN_WAVES);
 /// the 3.0 `ncu` counted for one row of 4 points; 128 registers, one block per SM), launched [`IN_WAVES`]: at 512³ one wave of
 /// 128 blocks, each walking its whole column. `stencil_shapes_sweep` (H200, 2026-12-02): 581.5 µs
 /// a step against 649.5 for the former default (one row of 4 points); one step at 512³ 0.5698–
-/// 0.5749 ms against 0.5904–0.5910 (88.6–89.1 % of the copy against 85.6–85.8).
+/// 0.5749 ms, 88.6–89.1 % of the copy (the former default, in an earlier call of the same session:
+/// 0.5904–0.5910, 85.6–85.8 %).
 pub const BOX27_F64: StreamingShape = shape([32, 16], 2, 2, 0, 1, IN_WAVES);
 
 /// Block shapes the `stencil_shapes` sweep crosses with every built high-order star and box
