@@ -3,8 +3,8 @@
 //! compact high-order schemes use it.
 //!
 //! The point formula is shared by the CPU reference and the GPU, as `Coeffs::apply` is: each of
-//! the cube's three planes reduced to its weighted terms ([`PlaneTerms`]), the point's own
-//! plane's plus the sum of the other two's.
+//! the cube's three planes reduced to its weighted terms ([`PlaneTerms`]), summed from the plane
+//! below to the plane above ([`BoxCoeffs::open`], then [`BoxCoeffs::close`]).
 
 use crate::Real;
 
@@ -67,19 +67,12 @@ impl<T: Real> BoxCoeffs<T> {
         open + above.side
     }
 
-    /// The formula for one interior point from the terms of its cube's planes below, here and
-    /// above, summed in that order ([`open`](Self::open), then [`close`](Self::close)).
-    #[inline(always)]
-    pub fn apply_terms(below: PlaneTerms<T>, here: PlaneTerms<T>, above: PlaneTerms<T>) -> T {
-        Self::close(Self::open(below.side, here), above)
-    }
-
-    /// The formula for one interior point from its cube ([`apply_terms`](Self::apply_terms)
-    /// of its planes' [`PlaneTerms`]).
+    /// The formula for one interior point from its cube: its planes' [`PlaneTerms`], summed
+    /// from the plane below up ([`open`](Self::open), then [`close`](Self::close)).
     #[inline(always)]
     pub fn apply(self, cube: &Cube<T>) -> T {
         let [below, here, above] = cube.each_ref().map(|plane| PlaneTerms::of(plane, self));
-        Self::apply_terms(below, here, above)
+        Self::close(Self::open(below.side, here), above)
     }
 }
 

@@ -110,8 +110,8 @@ pub unsafe fn stencil_box_streaming<T: Real, const V: usize, const ROWS: usize, 
     // the other slot plane `i + 1`'s, so the ring advances by renaming registers: `ring_loop`);
     // and the side terms of plane `i + 1`, which close plane `i`'s sums and open the next ones.
     let policies = RunPolicies::new(i_start, i_end, Walk::FORWARD);
-    let open = |below: [[PlaneTerms<T>; V]; ROWS], here: [[PlaneTerms<T>; V]; ROWS]| -> [[T; V]; ROWS] {
-        core::array::from_fn(|r| core::array::from_fn(|e| BoxCoeffs::open(below[r][e].side, here[r][e])))
+    let open = |below: [[PlaneTerms<T>; V]; ROWS], own: [[PlaneTerms<T>; V]; ROWS]| -> [[T; V]; ROWS] {
+        core::array::from_fn(|r| core::array::from_fn(|e| BoxCoeffs::open(below[r][e].side, own[r][e])))
     };
     let [before, first, second] = [
         load(i_start.wrapping_sub(1), policies.unshared).terms(c),
