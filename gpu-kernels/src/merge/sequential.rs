@@ -149,6 +149,44 @@ where
     i_low
 }
 
+/// [`co_rank_in`] for a search in global memory whose probes of A many searches share: the
+/// co-rank's bits from the highest down, as `i = i + 2^bit` whenever the co-rank is at least that
+/// (`A[i + 2^bit - 1]` goes no later than `B[k - i - 2^bit]`). A's probes then fall on
+/// positions `c·2^bit - 1` whatever `k` is, so the searches of every tile of a merge read the same
+/// few keys of A at their first levels (one line, then two, ...), which L1 and L2 serve after the
+/// first search, and DRAM serves only their deep levels and B's probes. Probes outside `[max(0,
+/// k - n), min(k, m)]` are answered without a load.
+///
+/// # Safety
+/// As [`co_rank_in`].
+#[inline(always)]
+pub unsafe fn co_rank_shared_probes<K, O, A, B>(k: usize, a: A, m: usize, b: B, n: usize) -> usize
+where
+    K: MergeKey,
+    O: KeyOrder<K>,
+    A: KeyReader<K>,
+    B: KeyReader<K>,
+{
+    let (i_low, i_high) = (k.saturating_sub(n), k.min(m));
+    let mut i = 0usize;
+    // The co-rank is at most `i_high`, so bits above its highest are zero.
+    let mut step = if i_high == 0 { 0 } else { 1usize << (usize::BITS - 1 - i_high.leading_zeros()) };
+    while step > 0 {
+        let next = i + step;
+        // Whether the co-rank is at least `next`: yes up to `i_low`, no past `i_high`, else
+        // whether A's `next`-th key goes before B's key at `k - next`.
+        let at_least = next <= i_low
+            || (next <= i_high
+                // SAFETY: i_low < next <= i_high, so next - 1 < m and k - next < n.
+                && !O::after(unsafe { a.load(next - 1) }, unsafe { b.load(k - next) }));
+        if at_least {
+            i = next;
+        }
+        step /= 2;
+    }
+    i
+}
+
 /// [`co_rank_by`] on slices: how many of the first `k` keys of the stable merge of `a` and
 /// `b` come from `a`.
 ///

@@ -77,6 +77,22 @@ fn inputs(max_len: usize) -> impl Strategy<Value = (Vec<Tagged>, Vec<Tagged>)> {
     })
 }
 
+/// A run of keys read with bounds checks: a read past the slice panics.
+#[derive(Clone, Copy)]
+struct Checked<'a, K>(&'a [K]);
+
+impl<K: Copy> keys::KeyRun for Checked<'_, K> {
+    unsafe fn skip(self, count: usize) -> Self {
+        Checked(&self.0[count..])
+    }
+}
+
+impl<K: Copy> keys::KeyReader<K> for Checked<'_, K> {
+    unsafe fn load(self, i: usize) -> K {
+        self.0[i]
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -92,6 +108,18 @@ proptest! {
             prop_assert!(j == 0 || i == m || b[j - 1] < a[i], "k {k}: B[j-1] >= A[i]");
             // Exactly the keys of A among the first k outputs of the stable merge.
             prop_assert_eq!(i, c[..k].iter().filter(|t| t.tag < 1 << 32).count());
+        }
+    }
+
+    #[test]
+    fn co_rank_with_shared_probes_is_the_co_rank((a, b) in inputs(40)) {
+        for k in 0..=a.len() + b.len() {
+            // SAFETY: k <= m + n; the slices hold their keys, sorted; `Checked` panics on a
+            // read past them.
+            let shared = unsafe {
+                sequential::co_rank_shared_probes::<_, order::Ascending, _, _>(k, Checked(&a), a.len(), Checked(&b), b.len())
+            };
+            prop_assert_eq!(shared, co_rank(k, &a, &b), "k {}", k);
         }
     }
 
