@@ -726,13 +726,13 @@ fn merge_path_merges_edge_sizes() {
 #[test]
 fn merge_path_stores_full_tiles_of_4_byte_keys_in_vectors_of_four() {
     // u32 keys, as the GPU's i32/u32/f32 kernels: four keys per 16-byte store and bulk unit.
-    // The runs start 0 to 3 keys past an allocation's start, so the bulk load meets every
-    // offset from a 16-byte boundary, in A and in B, and peels heads and tails of every length.
+    // The runs start 0 to 7 keys past an allocation's start, so the bulk load meets every
+    // offset from a 32-byte sector, in A and in B, and peels heads and tails of every length.
     let t = PATH_4_BYTE.tile_size() as u32;
     for (m, n) in [(t, 0), (3 * t + 5, 2 * t - 5), (7, 4 * t + 1), (3, 2), (9, 0)] {
-        let a_all: Vec<u32> = (0..m + 3).map(|i| 3 * i).collect();
-        let b_all: Vec<u32> = (0..n + 3).map(|j| 2 * j + 1).collect();
-        for (a_skip, b_skip) in [(0, 0), (1, 2), (2, 3), (3, 1)] {
+        let a_all: Vec<u32> = (0..m + 7).map(|i| 3 * i).collect();
+        let b_all: Vec<u32> = (0..n + 7).map(|j| 2 * j + 1).collect();
+        for (a_skip, b_skip) in [(0, 0), (1, 2), (2, 3), (3, 1), (4, 7), (5, 4), (6, 5), (7, 6)] {
             let (a, b) = (&a_all[a_skip..][..m as usize], &b_all[b_skip..][..n as usize]);
             let mut expected = [a, b].concat();
             expected.sort();
@@ -774,21 +774,21 @@ fn merge_path_merges_runs_of_the_greatest_key() {
 }
 
 #[test]
-fn the_bulk_layout_keeps_each_run_at_its_offset_from_16_bytes() {
+fn the_bulk_layout_keeps_each_run_at_its_offset_from_a_sector() {
     let keys = [0u32; 64];
     let base = keys.as_ptr();
-    // 4-byte keys, 8 threads × 4 outputs; A's run starts at key 5 and B's at key 10 of the
-    // same allocation.
+    // 4-byte keys (8 to a 32-byte sector), 8 threads × 4 outputs; A's run starts at key 5 and
+    // B's at key 10 of the same allocation.
     let shape = PathShape::new(8, 4);
     let tile = PathTile::new(0, shape, 32, 0, 20);
     assert_eq!((tile.a_at, tile.b_at), (0, 20 + 5), "packed: B after A's 5 end marks");
     let tile = PathTile { a_start: 5, b_start: 10, ..tile };
     let bulk = tile.bulk(shape, base, base);
-    let offset = |key: usize| (base.wrapping_add(key).addr() % 16 / 4) as u32;
+    let offset = |key: usize| (base.wrapping_add(key).addr() % 32 / 4) as u32;
     assert_eq!(bulk.a_at, offset(5));
-    assert_eq!(bulk.b_at % 4, offset(10));
+    assert_eq!(bulk.b_at % 8, offset(10));
     let a_marks_end = bulk.a_at + 20 + a_end_marks(4) as u32;
-    assert!(bulk.b_at >= a_marks_end && bulk.b_at < a_marks_end + 4 + 4);
+    assert!(bulk.b_at >= a_marks_end && bulk.b_at < a_marks_end + 8 + 8);
     assert!(bulk.b_at + bulk.b_len < shape.input_keys(4) as u32);
 }
 

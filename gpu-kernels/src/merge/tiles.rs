@@ -133,6 +133,16 @@ pub const fn keys_per_16_bytes(key_bytes: usize) -> usize {
     if key_bytes < 16 { 16 / key_bytes } else { 1 }
 }
 
+/// The bytes of a DRAM sector (the unit L2 reads from DRAM and serves): a merge-path block's bulk
+/// load puts each run in shared memory at its global offset from a multiple of this, so its
+/// copy moves whole sectors.
+pub const SECTOR_BYTES: usize = 32;
+
+/// Keys of `key_bytes` bytes to a [`SECTOR_BYTES`] sector (one for keys of a sector or more).
+pub const fn keys_per_sector(key_bytes: usize) -> usize {
+    if key_bytes < SECTOR_BYTES { SECTOR_BYTES / key_bytes } else { 1 }
+}
+
 /// The greatest keys a merge-path block writes after A's run in shared memory, for threads of
 /// `items` outputs each: one per output and one more, so that a thread whose outputs run past
 /// A's last key reads only marks there (see `PathTile::merge_thread`).
@@ -169,9 +179,9 @@ impl PathShape {
     }
 
     /// Where input buffer `buffer` starts in shared memory, in keys of `key_bytes` bytes:
-    /// every buffer is [`input_keys`](Self::input_keys) long, rounded up to 16 bytes.
+    /// every buffer is [`input_keys`](Self::input_keys) long, rounded up to a sector.
     pub const fn input_offset(self, buffer: usize, key_bytes: usize) -> usize {
-        buffer * self.input_keys(key_bytes).next_multiple_of(keys_per_16_bytes(key_bytes))
+        buffer * self.input_keys(key_bytes).next_multiple_of(keys_per_sector(key_bytes))
     }
 
     /// Outputs per tile, and keys of shared memory per block.
@@ -181,11 +191,11 @@ impl PathShape {
 
     /// Keys of the input buffer, the first part of a block's shared memory: the tile's keys
     /// of A and B, each run wherever its load puts it (A's from position 0 and B's after A's
-    /// end marks for the gather; each at its global offset from a 16-byte boundary for the bulk
-    /// load, `V` keys to 16 bytes), the [`a_end_marks`] greatest keys after A's run, and one
-    /// after B's. B's mark is at most at `tile + marks + 3V - 2`.
+    /// end marks for the gather; each at its global offset from a sector for the bulk load,
+    /// `S` keys to a sector, [`keys_per_sector`]), the [`a_end_marks`] greatest keys after A's
+    /// run, and one after B's. B's mark is at most at `tile + marks + 3S - 2`.
     pub const fn input_keys(self, key_bytes: usize) -> usize {
-        self.tile_size() + a_end_marks(self.items) + 4 * keys_per_16_bytes(key_bytes)
+        self.tile_size() + a_end_marks(self.items) + 4 * keys_per_sector(key_bytes)
     }
 
     /// Where the merged tile starts in shared memory, in keys of `key_bytes` bytes: after the
@@ -388,17 +398,17 @@ mod tests {
         // The merged tile starts 16 bytes aligned, after the gathered tile and its spare key.
         // The merged tile starts 16 bytes aligned, after the input buffer; the barrier after it.
         let s256x15 = PathShape::new(256, 15);
-        assert_eq!(s256x15.input_keys(4), 3840 + 16 + 16);
-        assert_eq!(s256x15.merged_offset(4), 3872);
-        assert_eq!(s256x15.barrier_offset(4), (3872 + 3840) * 4);
-        assert_eq!(s256x15.shared_bytes(4), (3872 + 3840) * 4 + 8);
-        assert_eq!(PathShape::new(256, 11).merged_offset(8), 2816 + 12 + 8);
+        assert_eq!(s256x15.input_keys(4), 3840 + 16 + 32);
+        assert_eq!(s256x15.merged_offset(4), 3888);
+        assert_eq!(s256x15.barrier_offset(4), (3888 + 3840) * 4);
+        assert_eq!(s256x15.shared_bytes(4), (3888 + 3840) * 4 + 8);
+        assert_eq!(PathShape::new(256, 11).merged_offset(8), 2816 + 12 + 16);
         let tiny = PathShape::new(4, 3);
-        assert_eq!((tiny.merged_offset(16), tiny.shared_bytes(16)), (20, (20 + 12) * 16 + 8));
-        // Pipelined: two input buffers, each 16-byte aligned, then the merged tile, two barriers.
+        assert_eq!((tiny.merged_offset(16), tiny.shared_bytes(16)), (24, (24 + 12) * 16 + 8));
+        // Pipelined: two input buffers, each sector aligned, then the merged tile, two barriers.
         let piped = s256x15.pipelined();
-        assert_eq!((piped.input_offset(1, 4), piped.merged_offset(4)), (3872, 2 * 3872));
-        assert_eq!(piped.shared_bytes(4), (2 * 3872 + 3840) * 4 + 16);
+        assert_eq!((piped.input_offset(1, 4), piped.merged_offset(4)), (3888, 2 * 3888));
+        assert_eq!(piped.shared_bytes(4), (2 * 3888 + 3840) * 4 + 16);
         for shape in PATH_PIPELINED_SWEEP {
             assert!(shape.pipelined && shape.fits(4), "{shape:?}");
             assert_eq!(shape.fits(8), shape.tile_size() < 256 * 21, "{shape:?}");
