@@ -278,9 +278,9 @@ mod tests {
         assert_eq!(plan.blocks, (1usize << 28).div_ceil(shape.tile_size()));
         assert_eq!(
             (plan.block_threads, plan.shared_mem_bytes),
-            // The input buffer (the tile, A's end marks, 4 × 16 spare bytes), the merged tile,
-            // the barrier.
-            (shape.block_threads, (2 * shape.tile_size() + 22 + 16 + 2) * 4 + 8)
+            // The input buffer (the tile, A's end marks, 4 spare sectors of 32 bytes, rounded
+            // up to a sector), the merged tile, the barrier.
+            (shape.block_threads, (2 * shape.tile_size() + 22 + 32 + 2) * 4 + 8)
         );
         assert_eq!(plan.global_searchers, plan.blocks + 1);
         // The partition has a thread for each of the tiles + 1 co-ranks.
