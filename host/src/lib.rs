@@ -46,6 +46,6 @@ pub mod stats;
 pub mod stencil;
 pub mod verify;
 
-pub use element::Element;
+pub use element::{Element, Precision};
 pub use error::{Error, Result};
 pub use gpu::{Gpu, GpuInfo};
