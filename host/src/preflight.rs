@@ -8,7 +8,7 @@
 use gpu_kernels::stencil::Grid3;
 
 use crate::merge::HostKey;
-use crate::{Element, Error, Gpu, Result};
+use crate::{Element, Error, Gpu, Precision, Result};
 
 /// Host memory the operating system can give without swapping: `MemAvailable` of
 /// `/proc/meminfo`, in bytes; `None` where that is unknown (not Linux), and then host needs
@@ -61,21 +61,15 @@ pub fn largest_cube(budget: u128, bytes_per_point: u128) -> u64 {
 pub struct StencilNeed {
     /// `(nz, ny, nx)`.
     pub shape: (u64, u64, u64),
-    /// Bytes per point (4 for `f32`, 8 for `f64`).
-    pub element_bytes: u64,
-    /// `"f32"` or `"f64"`.
-    pub dtype: &'static str,
+    /// The element type (its size: bytes per point).
+    pub precision: Precision,
 }
 
 impl StencilNeed {
     /// The need of a grid of `T`.
     pub fn of<T: Element>(grid: Grid3) -> Self {
         let Grid3 { nx, ny, nz } = grid;
-        Self {
-            shape: (nz.into(), ny.into(), nx.into()),
-            element_bytes: size_of::<T>() as u64,
-            dtype: T::NAME,
-        }
+        Self { shape: (nz.into(), ny.into(), nx.into()), precision: T::PRECISION }
     }
 
     /// Grids on the GPU: the input and two buffers that ping-pong over the time steps.
@@ -86,6 +80,11 @@ impl StencilNeed {
     /// Grids on the host without the reference (`--no-verify`): the input and the result.
     pub const HOST_GRIDS_UNVERIFIED: u128 = 2;
 
+    /// Bytes per point.
+    fn element_bytes(&self) -> u128 {
+        self.precision.bytes() as u128
+    }
+
     fn points(&self) -> u128 {
         let (nz, ny, nx) = self.shape;
         u128::from(nz).saturating_mul(u128::from(ny)).saturating_mul(u128::from(nx))
@@ -93,16 +92,16 @@ impl StencilNeed {
 
     /// Bytes of `grids` copies of the grid (saturating: past `u128` nothing fits anyway).
     pub fn bytes(&self, grids: u128) -> u128 {
-        self.points().saturating_mul(u128::from(self.element_bytes)).saturating_mul(grids)
+        self.points().saturating_mul(self.element_bytes()).saturating_mul(grids)
     }
 
     fn describe(&self) -> String {
         let (nz, ny, nx) = self.shape;
-        format!("a {nz}×{ny}×{nx} {} grid", self.dtype)
+        format!("a {nz}×{ny}×{nx} {} grid", self.precision)
     }
 
     fn largest(&self, budget: u128, grids: u128) -> u64 {
-        largest_cube(budget.saturating_sub(RESERVE), grids * u128::from(self.element_bytes))
+        largest_cube(budget.saturating_sub(RESERVE), grids * self.element_bytes())
     }
 
     /// Refuses, with [`Error::OutOfMemory`], a grid whose [`DEVICE_GRIDS`](Self::DEVICE_GRIDS)
@@ -310,7 +309,7 @@ mod tests {
     const GB: u64 = 1_000_000_000;
 
     fn f32_cube(n: u64) -> StencilNeed {
-        StencilNeed { shape: (n, n, n), element_bytes: 4, dtype: "f32" }
+        StencilNeed { shape: (n, n, n), precision: Precision::F32 }
     }
 
     #[test]
@@ -348,7 +347,7 @@ mod tests {
 
     #[test]
     fn byte_counts_past_u64_do_not_overflow() {
-        let huge = StencilNeed { shape: (u64::MAX, u64::MAX, 2), element_bytes: 8, dtype: "f64" };
+        let huge = StencilNeed { shape: (u64::MAX, u64::MAX, 2), precision: Precision::F64 };
         assert!(huge.bytes(StencilNeed::DEVICE_GRIDS) > u128::from(u64::MAX));
         let err = huge.check_device(u64::MAX).unwrap_err();
         assert!(matches!(err, Error::OutOfMemory(_)), "{err}");
@@ -367,7 +366,7 @@ mod tests {
 
     #[test]
     fn host_checks_name_no_verify_and_skip_when_unknown() {
-        let need = StencilNeed { shape: (3000, 3000, 3000), element_bytes: 8, dtype: "f64" };
+        let need = StencilNeed { shape: (3000, 3000, 3000), precision: Precision::F64 };
         let available = 120 * GB;
         let err = need.check_host(true, Some(available)).unwrap_err().to_string();
         assert!(err.contains("864.00 GB of host memory"), "{err}");

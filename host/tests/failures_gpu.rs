@@ -10,7 +10,7 @@ use cudarc::driver::LaunchConfig;
 use gpu_kernels::testing::TRAP_ENTRY_POINT;
 use host::merge::{self, MergeProblem, MergeVariant};
 use host::stencil::{self, StencilProblem, StencilVariant};
-use host::{Error, Gpu};
+use host::{Error, Gpu, Precision};
 use ndarray::{Array3, ShapeBuilder};
 
 fn gpu() -> Gpu {
@@ -92,7 +92,6 @@ fn requests_larger_than_the_gpu_are_refused_before_allocating() {
     // here would take most of the GPU).
     let message = err.to_string();
     let largest: u64 = message.rsplit(' ').next().unwrap().trim_end_matches('³').parse().unwrap();
-    let need =
-        host::preflight::StencilNeed { shape: (largest, largest, largest), element_bytes: 4, dtype: "f32" };
+    let need = host::preflight::StencilNeed { shape: (largest, largest, largest), precision: Precision::F32 };
     need.check_device(free_after as u64).unwrap();
 }
