@@ -80,7 +80,7 @@ fn checked_twin<T: Element>(
     if !variant.tiles().contains(&tile) {
         return None; // beyond the book (streaming): no tile edges, no twin
     }
-    let entry = or_exit(variant.entry_point_with_tile(T::NAME, tile));
+    let entry = or_exit(variant.entry_point_with_tile(T::PRECISION, tile));
     let function = twins?.function(&entry)?;
     let config = or_exit(variant.launch_config_with_tile(problem.grid(), size_of::<T>(), tile));
     or_exit(problem.run_with_tile(variant, tile, 1));
@@ -141,9 +141,9 @@ fn tiling<T: Element>(c: &mut Criterion, gpu: &Gpu, twins: Option<&Twins>) {
 fn streaming_sweep<T: Element>(c: &mut Criterion, gpu: &Gpu) {
     let mut problem = problem::<T>(gpu, SWEEP_GRID);
     let mut group = one_step_group(c, "stencil_streaming", SWEEP_GRID, &mut problem);
-    for &shape in streaming::sweep(T::NAME) {
+    for &shape in streaming::sweep(T::PRECISION) {
         let steps = |iters: u64| iters.max(1) as usize;
-        let default = if shape == streaming::default_shape(T::NAME) { " (default)" } else { "" };
+        let default = if shape == streaming::default_shape(T::PRECISION) { " (default)" } else { "" };
         group.bench_function(format!("rust/{}{default}", streaming::Describe(shape)), |b| {
             b.iter_custom(|iters| from_ms(or_exit(problem.run_streaming(shape, steps(iters)))))
         });
@@ -162,13 +162,13 @@ fn temporal_depths<T: Element>(c: &mut Criterion, gpu: &Gpu, shape: (usize, usiz
     group.bench_function("copy", |b| b.iter_custom(|iters| from_ms(or_exit(problem.copy_ms(steps(iters))))));
     // Each line of the report's chart is one tile shape over the depths K (the defaults are
     // `tiles::TEMPORAL_F32` and `TEMPORAL_F64`); the streaming kernel is the point K = 1.
-    let single = streaming::default_shape(T::NAME);
+    let single = streaming::default_shape(T::PRECISION);
     group.bench_function(BenchmarkId::new("rust/streaming", 1), |b| {
         b.iter_custom(|iters| from_ms(or_exit(problem.run_streaming(single, steps(iters)))))
     });
-    for &shape in temporal::sweep(T::NAME) {
+    for &shape in temporal::sweep(T::PRECISION) {
         let TemporalShape { kernel: TemporalKernel { depth, rows }, warps } = shape;
-        let default = if shape == temporal::default_shape(T::NAME) { " (default at K = " } else { "" };
+        let default = if shape == temporal::default_shape(T::PRECISION) { " (default at K = " } else { "" };
         let default = if default.is_empty() { String::new() } else { format!("{default}{depth})") };
         group.bench_function(
             BenchmarkId::new(format!("rust/temporal r{rows} w{warps}{default}"), depth),
@@ -218,7 +218,7 @@ fn shapes_sweep<T: Element>(c: &mut Criterion, gpu: &Gpu) {
     let mut group = one_step_group(c, "stencil_shapes_sweep", SWEEP_GRID, &mut problem);
     for shape in [StencilShape::Star13, StencilShape::Star25, StencilShape::Box27] {
         let coeffs = bounded(shape);
-        for (i, launch) in or_exit(high_order::sweep(shape, T::NAME)).into_iter().enumerate() {
+        for (i, launch) in or_exit(high_order::sweep(shape, T::PRECISION)).into_iter().enumerate() {
             let name =
                 format!("{shape}/{}{}", streaming::Describe(launch), if i == 0 { " (default)" } else { "" });
             if let Err(e) = high_order::run_shape_with(&mut problem, shape, &coeffs, launch, 1) {

@@ -16,9 +16,9 @@ use criterion::Criterion;
 use cudarc::driver::{CudaFunction, CudaModule};
 use cudarc::nvrtc::{CompileOptions, compile_ptx_with_opts};
 use gpu_kernels::merge::tiles;
-use host::Gpu;
 use host::merge::MergeVariant;
 use host::stencil::StencilVariant;
+use host::{Gpu, Precision};
 use serde_json::json;
 
 /// Opens GPU 0, or prints `<bench>: skipped: <why>` and returns `None`, so the benchmark
@@ -132,8 +132,8 @@ pub fn stencil_twin_source() -> String {
     source.push_str("\n// Generated entry points.\n");
     for variant in StencilVariant::ALL {
         for &tile in variant.tiles() {
-            for (dtype, ctype) in [("f32", "float"), ("f64", "double")] {
-                let entry = variant.entry_point_with_tile(dtype, tile).expect("tile of the variant");
+            for (precision, ctype) in [(Precision::F32, "float"), (Precision::F64, "double")] {
+                let entry = variant.entry_point_with_tile(precision, tile).expect("tile of the variant");
                 let kernel = match variant {
                     StencilVariant::Basic => format!("stencil_basic<{ctype}>"),
                     StencilVariant::SharedTiled => format!("stencil_shared_tiled<{ctype}, {tile}>"),

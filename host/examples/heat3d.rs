@@ -312,7 +312,7 @@ fn print_setup<T: Element>(args: &Args, physics: Physics, at: &[usize]) -> host:
     let first = at[1] - at[0];
     println!(
         "  temporal kernel, {first} steps to the first snapshot: {}",
-        temporal::schedule(first, None, T::NAME)?
+        temporal::schedule(first, None, T::PRECISION)?
     );
     Ok(())
 }

@@ -102,9 +102,9 @@ fn tune<T: Element>(gpu: &Gpu, args: &Args) -> Result<bool> {
     let copy_ms = median_after_warm_up(args.repeat, || problem.copy_ms(1))?;
     let mut timed: Vec<(f64, StreamingShape)> = Vec::new();
     let blocks = if args.blocks.is_empty() { &BLOCKS[..] } else { &args.blocks[..] };
-    let names = streaming::kernel_names(T::NAME);
+    let names = streaming::kernel_names(T::PRECISION);
     let wanted = |name: &String| args.kernels.is_empty() || args.kernels.iter().any(|k| k.trim() == name);
-    let kernels: Vec<_> = streaming::kernels(T::NAME)
+    let kernels: Vec<_> = streaming::kernels(T::PRECISION)
         .iter()
         .zip(&names)
         .filter(|(_, name)| wanted(name))
@@ -135,7 +135,7 @@ fn tune<T: Element>(gpu: &Gpu, args: &Args) -> Result<bool> {
         }
     }
     timed.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let default = streaming::fit(problem.default_streaming_shape()?, args.grid, T::NAME);
+    let default = streaming::fit(problem.default_streaming_shape()?, args.grid, T::PRECISION);
     let reference = reference_steps(input.view(), coeffs, 1);
     let mut table = Table::new(vec![
         "rank",

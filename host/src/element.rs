@@ -16,15 +16,6 @@ pub trait Element: Real + DeviceRepr + ValidAsZeroBits + Default + Debug + Displ
     fn to_f64(self) -> f64;
 }
 
-/// The stencil element types by name, with their sizes in bytes: what code that picks a kernel by
-/// its dtype's name (`"f32"`, `"f64"`) sizes with.
-pub const ELEMENTS: [(&str, usize); 2] = [(<f32 as Real>::NAME, 4), (<f64 as Real>::NAME, 8)];
-
-/// The size in bytes of the stencil element type named `dtype` (one of [`ELEMENTS`]).
-pub fn element_bytes(dtype: &str) -> Option<usize> {
-    ELEMENTS.iter().find(|(name, _)| *name == dtype).map(|&(_, bytes)| bytes)
-}
-
 /// The stencil element types, by value: what picks a kernel, a tile shape or a sweep.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Precision {
@@ -90,13 +81,6 @@ impl Element for f64 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn element_sizes_are_the_types_sizes() {
-        assert_eq!(element_bytes("f32"), Some(size_of::<f32>()));
-        assert_eq!(element_bytes("f64"), Some(size_of::<f64>()));
-        assert_eq!(element_bytes("i32"), None);
-    }
 
     #[test]
     fn precisions_are_named_and_sized_as_their_types() {

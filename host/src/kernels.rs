@@ -1,7 +1,7 @@
 //! Every kernel entry point the host launches, with the launch-sized shared memory it gets
 //! (the PTX declares it `.extern .shared`, so `ptxas` cannot report it).
 
-use crate::element::ELEMENTS;
+use crate::element::Precision;
 use crate::merge::{MergeVariant, VALUE_BYTES, by_key, path};
 use crate::stencil::{StencilShape, StencilVariant, high_order, streaming, temporal};
 
@@ -14,23 +14,27 @@ pub fn entry_points() -> Vec<(String, usize)> {
     let mut entries = Vec::new();
     for variant in StencilVariant::ALL {
         for &tile in variant.tiles() {
-            for (dtype, bytes) in ELEMENTS {
+            for precision in Precision::ALL {
                 // The stencils' shared memory does not depend on the grid.
                 let probe = gpu_kernels::stencil::Grid3 { nx: 3, ny: 3, nz: 3 };
-                let config = variant.launch_config_with_tile(probe, bytes, tile).expect("a 3³ grid launches");
-                let entry = variant.entry_point_with_tile(dtype, tile).expect("tile of the variant");
+                let config = variant
+                    .launch_config_with_tile(probe, precision.bytes(), tile)
+                    .expect("a 3³ grid launches");
+                let entry = variant.entry_point_with_tile(precision, tile).expect("tile of the variant");
                 entries.push((entry, config.shared_mem_bytes as usize));
             }
         }
     }
-    for (dtype, bytes) in ELEMENTS {
-        for &kernel in streaming::kernels(dtype) {
-            let entry = streaming::entry_point(streaming::shape_of(kernel), dtype).expect("a built kernel");
+    for precision in Precision::ALL {
+        let bytes = precision.bytes();
+        for &kernel in streaming::kernels(precision) {
+            let entry =
+                streaming::entry_point(streaming::shape_of(kernel), precision).expect("a built kernel");
             entries.push((entry, 0));
         }
         for shape in [StencilShape::Star13, StencilShape::Star25, StencilShape::Box27] {
-            for launch in high_order::sweep(shape, dtype).expect("a high-order star or the box") {
-                entries.push((high_order::entry_point(shape, launch, dtype).expect("a built kernel"), 0));
+            for launch in high_order::sweep(shape, precision).expect("a high-order star or the box") {
+                entries.push((high_order::entry_point(shape, launch, precision).expect("a built kernel"), 0));
             }
         }
         for order in [2, 4] {
@@ -38,8 +42,8 @@ pub fn entry_points() -> Vec<(String, usize)> {
             let (entry, config) = high_order::star_tiled_launch(order, probe, bytes).expect("orders 2 and 4");
             entries.push((entry, config.shared_mem_bytes as usize));
         }
-        for &shape in temporal::sweep(dtype) {
-            let entry = temporal::entry_point(shape, dtype).expect("a built kernel");
+        for &shape in temporal::sweep(precision) {
+            let entry = temporal::entry_point(shape, precision).expect("a built kernel");
             entries.push((entry, temporal::shared_bytes(shape, bytes)));
         }
     }

@@ -1,6 +1,7 @@
 //! Both embedded builds of the PTX (portable and Hopper) hold every entry point the host
 //! launches.
 
+use host::Precision;
 use host::merge::MergeVariant;
 use host::stencil::StencilVariant;
 
@@ -20,8 +21,8 @@ fn entries() -> Vec<&'static str> {
 fn ptx_contains_all_eight_stencil_entry_points() {
     let entries = entries();
     for variant in StencilVariant::ALL {
-        for dtype in ["f32", "f64"] {
-            let name = variant.entry_point(dtype);
+        for precision in Precision::ALL {
+            let name = variant.entry_point(precision);
             assert!(entries.contains(&name.as_str()), "{name} missing from {entries:?}");
         }
     }
@@ -32,8 +33,8 @@ fn ptx_contains_every_tile_of_the_tiling_sweep() {
     let entries = entries();
     for variant in StencilVariant::ALL {
         for &tile in variant.tiles() {
-            for dtype in ["f32", "f64"] {
-                let name = variant.entry_point_with_tile(dtype, tile).unwrap();
+            for precision in Precision::ALL {
+                let name = variant.entry_point_with_tile(precision, tile).unwrap();
                 assert!(entries.contains(&name.as_str()), "{name} missing from {entries:?}");
             }
         }

@@ -182,7 +182,7 @@ fn every_streaming_kernel<T: Element>() {
         let coeffs = random_coeffs(seed);
         let reference = reference_steps(input.view(), coeffs, 3);
         let mut problem = stencil::StencilProblem::new(&gpu, input.view(), coeffs).unwrap();
-        for &kernel in streaming::kernels(T::NAME) {
+        for &kernel in streaming::kernels(T::PRECISION) {
             let waves = gpu_kernels::stencil::tiles::IN_WAVES;
             for (block, planes) in
                 [([32, 4], 1), ([8, 2], 5), ([64, 1], 64), ([32, 4], waves), ([8, 2], waves)]
@@ -218,7 +218,7 @@ fn back_and_forth<T: Element>() {
                 let reference = reference_steps(input.view(), coeffs, steps);
                 problem.run(StencilVariant::Streaming, steps).unwrap();
                 let along_z = problem.output().unwrap();
-                problem.run_streaming(streaming::along_y_shape(T::NAME), steps).unwrap();
+                problem.run_streaming(streaming::along_y_shape(T::PRECISION), steps).unwrap();
                 let along_y = problem.output().unwrap();
                 for (axis, out) in [("z", along_z), ("y", along_y)] {
                     let c = compare(out.as_slice().unwrap(), reference.as_slice().unwrap());
@@ -254,7 +254,7 @@ fn along_y_every_grid<T: Element>() {
         let mut problem = stencil::StencilProblem::new(&gpu, input.view(), coeffs).unwrap();
         for steps in [1, 10] {
             let reference = reference_steps(input.view(), coeffs, steps);
-            problem.run_streaming(streaming::along_y_shape(T::NAME), steps).unwrap();
+            problem.run_streaming(streaming::along_y_shape(T::PRECISION), steps).unwrap();
             let out = problem.output().unwrap();
             let c = compare(out.as_slice().unwrap(), reference.as_slice().unwrap());
             assert!(c.ok, "along y, {steps} steps {} on {shape:?}, seed {seed}: {c:?}", T::NAME);
@@ -293,7 +293,7 @@ fn windows_of_planes<T: Element>() {
     use gpu_kernels::stencil::tiles::{RUN_PLANES, StreamingShape};
     use host::stencil::streaming;
     let gpu = gpu();
-    let along_y = StreamingShape { planes: RUN_PLANES, ..streaming::along_y_shape(T::NAME) };
+    let along_y = StreamingShape { planes: RUN_PLANES, ..streaming::along_y_shape(T::PRECISION) };
     let cases = [
         ((37, 19, 40), vec![vec![0..4, 33..37], vec![4..33]]),
         ((9, 7, 35), vec![vec![3..6], vec![0..1], vec![1..3, 6..9]]),
@@ -340,7 +340,7 @@ const TEMPORAL_SHAPES: [(usize, usize, usize); 3] = [(70, 66, 34), (1025, 9, 7),
 fn every_temporal_kernel<T: Element>() {
     use host::stencil::temporal;
     let gpu = gpu();
-    let kernels = temporal::sweep(T::NAME);
+    let kernels = temporal::sweep(T::PRECISION);
     let most = kernels.iter().map(|s| s.kernel.depth + 1).max().unwrap();
     for shape in SHAPES.into_iter().chain(STREAMING_SHAPES).chain(TEMPORAL_SHAPES) {
         let seed = random::fresh_seed();
@@ -391,7 +391,7 @@ fn temporal_many_steps<T: Element>() {
     let coeffs = random_coeffs(seed);
     let reference = reference_steps(input.view(), coeffs, 11);
     let mut problem = stencil::StencilProblem::new(&gpu, input.view(), coeffs).unwrap();
-    for depth in host::stencil::temporal::depths(T::NAME).into_iter().chain([1]) {
+    for depth in host::stencil::temporal::depths(T::PRECISION).into_iter().chain([1]) {
         problem.run_fused(Some(depth), 11).unwrap();
         let c = compare(problem.output().unwrap().as_slice().unwrap(), reference.as_slice().unwrap());
         assert!(c.ok, "--fuse {depth}, 11 steps, {}, seed {seed}: {c:?}", T::NAME);
@@ -531,7 +531,7 @@ fn every_shape_kernel<T: Element>() {
             let input = random::random_grid::<T>(grid, seed).unwrap();
             let expected = high_order::reference_shape_steps(input.view(), shape, &coeffs, 3).unwrap();
             let mut problem = stencil::StencilProblem::new(&gpu, input.view(), random_coeffs(seed)).unwrap();
-            for launch in high_order::sweep(shape, T::NAME).unwrap() {
+            for launch in high_order::sweep(shape, T::PRECISION).unwrap() {
                 let name =
                     format!("{shape} {} {} on {grid:?}", stencil::streaming::Describe(launch), T::NAME);
                 match high_order::run_shape_with(&mut problem, shape, &coeffs, launch, 3) {

@@ -21,7 +21,7 @@ use host::stencil::{
     StencilProblem, StencilShape, StencilVariant, grid_of, high_order, parse_grid, temporal,
 };
 use host::verify::{Comparison, compare};
-use host::{Element, Error, Gpu, Result, random, stats::median_after_warm_up};
+use host::{Element, Error, Gpu, Precision, Result, random, stats::median_after_warm_up};
 use ndarray::Array3;
 use ndarray_npy::npy::header::Header;
 use ndarray_npy::{ReadableElement, WritableElement, write_npy};
@@ -564,7 +564,7 @@ fn run_dtype<T: Element + WritableElement>(gpu: &Gpu, args: &Args, input: Array3
             bytes_per_point: 2 * size_of::<T>(),
             check,
             schedule: (variant == StencilVariant::Temporal)
-                .then(|| temporal::schedule(steps, fuse, T::NAME))
+                .then(|| temporal::schedule(steps, fuse, T::PRECISION))
                 .transpose()?,
         });
     }
@@ -636,13 +636,13 @@ fn check_fuse(args: &Args, dtype: DtypeArg) -> Result<()> {
     if !args.variant.0.contains(&StencilVariant::Temporal) {
         return Ok(());
     }
-    let dtypes: &[&str] = match dtype {
-        DtypeArg::F32 => &["f32"],
-        DtypeArg::F64 => &["f64"],
-        DtypeArg::All => &["f32", "f64"],
+    let precisions: &[Precision] = match dtype {
+        DtypeArg::F32 => &[Precision::F32],
+        DtypeArg::F64 => &[Precision::F64],
+        DtypeArg::All => &Precision::ALL,
     };
     let fuse = args.fuse.map(|k| k as usize);
-    dtypes.iter().try_for_each(|d| temporal::schedule(args.steps as usize, fuse, d).map(drop))
+    precisions.iter().try_for_each(|&p| temporal::schedule(args.steps as usize, fuse, p).map(drop))
 }
 
 /// Refuses, before the kernels load or anything is allocated, a grid that the GPU or the host

@@ -19,10 +19,9 @@ use gpu_kernels::stencil::box27::BoxCoeffs;
 use gpu_kernels::stencil::star::StarCoeffs;
 use ndarray::{Array3, ArrayView3};
 
-use super::variant::MAX_GRID_YZ;
+use super::variant::{MAX_GRID_YZ, precision_of};
 use super::{StencilProblem, StencilShape, StencilVariant, streaming};
-use crate::element::{ELEMENTS, element_bytes};
-use crate::{Element, Error, Result};
+use crate::{Element, Error, Precision, Result};
 
 /// The star shape of order `order` (2: star13, 4: star25).
 pub fn star_shape(order: usize) -> Result<StencilShape> {
@@ -36,39 +35,35 @@ pub fn star_shape(order: usize) -> Result<StencilShape> {
         })
 }
 
-/// Every streaming kernel built for `shape` (a high-order star or the box) in `dtype` with its
-/// halo in global memory, as `(vector, rows, ahead)`; none for the seven-point star, whose
+/// Every streaming kernel built for `shape` (a high-order star or the box) in `precision` with
+/// its halo in global memory, as `(vector, rows, ahead)`; none for the seven-point star, whose
 /// kernels are `streaming`'s. The stars' shared-halo kernels are [`shared_kernels`].
-pub fn kernels(shape: StencilShape, dtype: &str) -> Vec<(usize, usize, usize)> {
-    let Some(f64) = eight_bytes(dtype) else {
-        return Vec::new();
-    };
+pub fn kernels(shape: StencilShape, precision: Precision) -> Vec<(usize, usize, usize)> {
     match shape {
         StencilShape::Star7 => Vec::new(),
         StencilShape::Box27 => {
-            let built = if f64 { BOX_KERNELS_F64 } else { BOX_KERNELS_F32 };
+            let built = match precision {
+                Precision::F32 => BOX_KERNELS_F32,
+                Precision::F64 => BOX_KERNELS_F64,
+            };
             built.iter().map(|&(v, rows)| (v, rows, 0)).collect()
         }
         StencilShape::Star13 | StencilShape::Star25 => {
-            let built = if f64 { STAR_KERNELS_F64 } else { STAR_KERNELS_F32 };
+            let built = match precision {
+                Precision::F32 => STAR_KERNELS_F32,
+                Precision::F64 => STAR_KERNELS_F64,
+            };
             built.iter().filter(|k| k.0 == shape.radius()).map(|&(_, v, a)| (v, 1, a)).collect()
         }
     }
 }
 
-/// Whether `dtype` names the 8-byte element type (the `_F64` tables) or the 4-byte one; `None`
-/// for a type no kernel is built for.
-fn eight_bytes(dtype: &str) -> Option<bool> {
-    element_bytes(dtype).map(|bytes| bytes == 8)
-}
-
-/// The stars' kernels built for `shape` in `dtype` with their halo in shared memory
+/// The stars' kernels built for `shape` in `precision` with their halo in shared memory
 /// ([`HALO_IN_SHARED`]), as `(vector, block)`; none for the other shapes.
-pub fn shared_kernels(shape: StencilShape, dtype: &str) -> impl Iterator<Item = (usize, [u32; 2])> {
-    let built = match eight_bytes(dtype) {
-        Some(true) => STAR_SHARED_KERNELS_F64,
-        Some(false) => STAR_SHARED_KERNELS_F32,
-        None => &[],
+pub fn shared_kernels(shape: StencilShape, precision: Precision) -> impl Iterator<Item = (usize, [u32; 2])> {
+    let built = match precision {
+        Precision::F32 => STAR_SHARED_KERNELS_F32,
+        Precision::F64 => STAR_SHARED_KERNELS_F64,
     };
     let star = matches!(shape, StencilShape::Star13 | StencilShape::Star25);
     built
@@ -87,34 +82,28 @@ pub fn halo_ring(order: usize, launch: StreamingShape) -> Option<HaloRing> {
     })
 }
 
-/// The launch shape of `shape` (a high-order star or the box) in `dtype` from `tiles`.
-pub fn default_launch(shape: StencilShape, dtype: &str) -> Result<StreamingShape> {
-    let f64 = eight_bytes(dtype).ok_or_else(|| {
-        let names: Vec<&str> = ELEMENTS.iter().map(|(name, _)| *name).collect();
-        Error::BadArgument(format!(
-            "no {shape} kernel is built for `{dtype}`: element types {}",
-            names.join(", ")
-        ))
-    })?;
-    Ok(match (shape, f64) {
-        (StencilShape::Star7, _) => {
+/// The launch shape of `shape` (a high-order star or the box) in `precision` from `tiles`.
+pub fn default_launch(shape: StencilShape, precision: Precision) -> Result<StreamingShape> {
+    use Precision::{F32, F64};
+    Ok(match (shape, precision) {
+        (StencilShape::Star7, F32 | F64) => {
             return Err(Error::BadArgument("the seven-point star launches as the streaming variant".into()));
         }
-        (StencilShape::Star13, false) => STAR13_F32,
-        (StencilShape::Star13, true) => STAR13_F64,
-        (StencilShape::Star25, false) => STAR25_F32,
-        (StencilShape::Star25, true) => STAR25_F64,
-        (StencilShape::Box27, false) => BOX27_F32,
-        (StencilShape::Box27, true) => BOX27_F64,
+        (StencilShape::Star13, F32) => STAR13_F32,
+        (StencilShape::Star13, F64) => STAR13_F64,
+        (StencilShape::Star25, F32) => STAR25_F32,
+        (StencilShape::Star25, F64) => STAR25_F64,
+        (StencilShape::Box27, F32) => BOX27_F32,
+        (StencilShape::Box27, F64) => BOX27_F64,
     })
 }
 
-/// The benchmarks' sweep of `shape` in `dtype`: the default, then every built kernel in every
+/// The benchmarks' sweep of `shape` in `precision`: the default, then every built kernel in every
 /// block of [`SHAPE_SWEEP_BLOCKS`] (a shared-halo kernel in the blocks it is built for), in runs
 /// of [`RUN_PLANES`] and in one wave ([`IN_WAVES`]: where the GPU holds a block for every tile),
 /// then the default kernel in every such block with the planes per block of [`SHAPE_SWEEP_PLANES`].
-pub fn sweep(shape: StencilShape, dtype: &str) -> Result<Vec<StreamingShape>> {
-    let default = default_launch(shape, dtype)?;
+pub fn sweep(shape: StencilShape, precision: Precision) -> Result<Vec<StreamingShape>> {
+    let default = default_launch(shape, precision)?;
     let launch = |vector, rows, ahead, block, planes| StreamingShape {
         kernel: StreamingKernel { vector, rows, ahead, ..default.kernel },
         block,
@@ -126,15 +115,15 @@ pub fn sweep(shape: StencilShape, dtype: &str) -> Result<Vec<StreamingShape>> {
             blocks.clone().into_iter().map(move |block| launch(vector, rows, ahead, block, planes))
         })
     };
-    let global = kernels(shape, dtype)
+    let global = kernels(shape, precision)
         .into_iter()
         .flat_map(|(v, rows, a)| in_runs_and_waves(v, rows, a, SHAPE_SWEEP_BLOCKS.to_vec()));
-    let shared = shared_kernels(shape, dtype)
+    let shared = shared_kernels(shape, precision)
         .flat_map(|(v, block)| in_runs_and_waves(v, 1, HALO_IN_SHARED, vec![block]));
     // The default's planes, in the blocks its kernel is built for.
     let default_blocks: Vec<[u32; 2]> = match default.kernel.ahead {
         HALO_IN_SHARED => {
-            shared_kernels(shape, dtype).filter(|k| k.0 == default.kernel.vector).map(|k| k.1).collect()
+            shared_kernels(shape, precision).filter(|k| k.0 == default.kernel.vector).map(|k| k.1).collect()
         }
         _ => SHAPE_SWEEP_BLOCKS.to_vec(),
     };
@@ -144,49 +133,51 @@ pub fn sweep(shape: StencilShape, dtype: &str) -> Result<Vec<StreamingShape>> {
     Ok(std::iter::once(default).chain(global.chain(shared).chain(planes).filter(|s| *s != default)).collect())
 }
 
-/// The entry point of `launch` for `shape` in `dtype`, if it is built.
-pub fn entry_point(shape: StencilShape, launch: StreamingShape, dtype: &str) -> Result<String> {
+/// The entry point of `launch` for `shape` in `precision`, if it is built.
+pub fn entry_point(shape: StencilShape, launch: StreamingShape, precision: Precision) -> Result<String> {
     let StreamingKernel { vector, rows, ahead, .. } = launch.kernel;
-    if ahead != HALO_IN_SHARED && !kernels(shape, dtype).contains(&(vector, rows, ahead)) {
+    if ahead != HALO_IN_SHARED && !kernels(shape, precision).contains(&(vector, rows, ahead)) {
         return Err(Error::BadArgument(format!(
-            "no {shape} kernel with {vector} points per row and {rows} row{} per thread{} is built for {dtype}",
+            "no {shape} kernel with {vector} points per row and {rows} row{} per thread{} is built for {precision}",
             if rows == 1 { "" } else { "s" },
             if ahead == 1 { " and its halo loaded a plane ahead" } else { "" }
         )));
     }
     if ahead == HALO_IN_SHARED {
         let block = launch.block;
-        if !shared_kernels(shape, dtype).any(|k| k == (vector, block)) {
+        if !shared_kernels(shape, precision).any(|k| k == (vector, block)) {
             return Err(Error::BadArgument(format!(
-                "no {shape} kernel with its halo in shared memory is built for {dtype} in blocks of {}x{} threads of {vector} points",
+                "no {shape} kernel with its halo in shared memory is built for {precision} in blocks of {}x{} threads of {vector} points",
                 block[0], block[1]
             )));
         }
         return Ok(format!(
-            "stencil_star{}_shared_b{}x{}_v{vector}_{dtype}",
+            "stencil_star{}_shared_b{}x{}_v{vector}_{}",
             shape.radius(),
             block[0],
-            block[1]
+            block[1],
+            precision.name()
         ));
     }
+    let name = precision.name();
     Ok(match shape {
-        StencilShape::Box27 => format!("stencil_box27_v{vector}_r{rows}_{dtype}"),
-        _ => format!("stencil_star{}_v{vector}_a{ahead}_{dtype}", shape.radius()),
+        StencilShape::Box27 => format!("stencil_box27_v{vector}_r{rows}_{name}"),
+        _ => format!("stencil_star{}_v{vector}_a{ahead}_{name}", shape.radius()),
     })
 }
 
 /// `launch` with its vector narrowed, where it does not divide the rows, to the widest built
 /// one that does (the same rows per thread and `ahead`; one point per row is built for each).
-pub fn fit(shape: StencilShape, launch: StreamingShape, grid: Grid3, dtype: &str) -> StreamingShape {
+pub fn fit(shape: StencilShape, launch: StreamingShape, grid: Grid3, precision: Precision) -> StreamingShape {
     if let Some(ring) = halo_ring(shape.radius(), launch) {
         // Where the ring's kernel does not fit the grid, the halo a plane ahead in registers.
-        if element_bytes(dtype).is_some_and(|bytes| ring.fits(grid, bytes)) {
+        if ring.fits(grid, precision.bytes()) {
             return launch;
         }
         let registers = StreamingShape { kernel: StreamingKernel { ahead: 1, ..launch.kernel }, ..launch };
-        return fit(shape, registers, grid, dtype);
+        return fit(shape, registers, grid, precision);
     }
-    let vector = kernels(shape, dtype)
+    let vector = kernels(shape, precision)
         .into_iter()
         .filter(|&(v, rows, a)| {
             (rows, a) == (launch.kernel.rows, launch.kernel.ahead)
@@ -206,11 +197,11 @@ pub fn shape_launch(
     shape: StencilShape,
     launch: StreamingShape,
     grid: Grid3,
-    dtype: &str,
+    precision: Precision,
     multiprocessors: u32,
 ) -> Result<(String, StreamingShape)> {
-    let launch = streaming::fill(fit(shape, launch, grid, dtype), grid, multiprocessors);
-    Ok((entry_point(shape, launch, dtype)?, launch))
+    let launch = streaming::fill(fit(shape, launch, grid, precision), grid, multiprocessors);
+    Ok((entry_point(shape, launch, precision)?, launch))
 }
 
 /// The order-`R` star's coefficients from `values` laid out as [`StencilShape::coefficient_layout`]
@@ -242,7 +233,7 @@ pub fn variants(shape: StencilShape) -> &'static [StencilVariant] {
 /// Grid, block and shared memory of the tiled order-`order` star on `grid`: `T³` threads per
 /// block, one block per output tile of edge `T − 2R`.
 pub fn star_tiled_launch(order: usize, grid: Grid3, element_bytes: usize) -> Result<(String, LaunchConfig)> {
-    let dtype = if element_bytes == 8 { "f64" } else { "f32" };
+    let precision = precision_of(element_bytes);
     star_shape(order)?;
     let t = star_tiled_in_tile_dim(order) as u32;
     let out = t - 2 * order as u32;
@@ -257,7 +248,7 @@ pub fn star_tiled_launch(order: usize, grid: Grid3, element_bytes: usize) -> Res
     }
     let shared_mem_bytes = (t * t * t) as usize * element_bytes;
     let config = LaunchConfig { grid_dim, block_dim: (t, t, t), shared_mem_bytes: shared_mem_bytes as u32 };
-    Ok((format!("stencil_star{order}_shared_tiled_{dtype}"), config))
+    Ok((format!("stencil_star{order}_shared_tiled_{}", precision.name()), config))
 }
 
 /// `steps` time steps of `shape` with `coeffs` (its [`coefficient_count`](StencilShape::coefficient_count)
@@ -295,7 +286,7 @@ pub fn run_shape_variant<T: Element>(
         }
         StencilShape::Star13 if tiled => problem.run_star_tiled(star_coeffs::<T, 2>(coeffs), steps),
         StencilShape::Star25 if tiled => problem.run_star_tiled(star_coeffs::<T, 4>(coeffs), steps),
-        _ => run_shape_with(problem, shape, coeffs, default_launch(shape, T::NAME)?, steps),
+        _ => run_shape_with(problem, shape, coeffs, default_launch(shape, T::PRECISION)?, steps),
     }
 }
 
@@ -353,26 +344,27 @@ mod tests {
             kernel: StreamingKernel { vector: 4, ahead: 1, ..STAR13_F32.kernel },
             ..STAR13_F32
         };
-        assert_eq!(fit(wide, four, cube, "f32").kernel.vector, 4);
+        assert_eq!(fit(wide, four, cube, Precision::F32).kernel.vector, 4);
         assert_eq!(
-            fit(wide, four, Grid3 { nx: 514, ..cube }, "f32").kernel,
+            fit(wide, four, Grid3 { nx: 514, ..cube }, Precision::F32).kernel,
             StreamingKernel { vector: 2, ..four.kernel }
         );
-        assert_eq!(fit(StencilShape::Star25, four, Grid3 { nx: 515, ..cube }, "f64").kernel.vector, 1);
+        assert_eq!(
+            fit(StencilShape::Star25, four, Grid3 { nx: 515, ..cube }, Precision::F64).kernel.vector,
+            1
+        );
         let eight = four.with_vector(8);
-        assert!(entry_point(wide, eight, "f64").is_err(), "no 8-point f64 kernel");
-        assert!(entry_point(StencilShape::Star25, eight, "f32").is_err(), "no 8-point star25 kernel");
+        assert!(entry_point(wide, eight, Precision::F64).is_err(), "no 8-point f64 kernel");
+        assert!(
+            entry_point(StencilShape::Star25, eight, Precision::F32).is_err(),
+            "no 8-point star25 kernel"
+        );
         assert_eq!(star_shape(2).unwrap(), StencilShape::Star13);
         assert_eq!(star_shape(4).unwrap(), StencilShape::Star25);
         assert!(star_shape(1).is_err());
-        assert!(default_launch(StencilShape::Star7, "f32").is_err());
-        // An element type no kernel is built for is named, not read as `f32`.
-        let err = default_launch(StencilShape::Star25, "f16").unwrap_err().to_string();
-        assert!(err.contains("`f16`") && err.contains("f32, f64"), "{err}");
-        assert!(kernels(StencilShape::Box27, "f16").is_empty());
-        assert_eq!(shared_kernels(StencilShape::Star25, "i32").count(), 0);
-        assert!(entry_point(StencilShape::Star25, STAR25_F32, "f16").is_err());
-        let (entry, launch) = shape_launch(StencilShape::Star25, STAR25_F64, cube, "f64", 132).unwrap();
+        assert!(default_launch(StencilShape::Star7, Precision::F32).is_err());
+        let (entry, launch) =
+            shape_launch(StencilShape::Star25, STAR25_F64, cube, Precision::F64, 132).unwrap();
         assert_eq!(
             entry,
             format!("stencil_star4_v{}_a{}_f64", STAR25_F64.kernel.vector, STAR25_F64.kernel.ahead)
@@ -382,7 +374,7 @@ mod tests {
             StencilShape::Box27,
             BOX27_F32.with_vector(4),
             Grid3 { nx: 30, ny: 9, nz: 9 },
-            "f32",
+            Precision::F32,
             132,
         )
         .unwrap();
@@ -391,18 +383,21 @@ mod tests {
         let two_rows =
             StreamingShape { kernel: StreamingKernel { rows: 2, ..BOX27_F64.kernel }, ..BOX27_F64 };
         let (entry, _) =
-            shape_launch(StencilShape::Box27, two_rows, Grid3 { nx: 31, ny: 9, nz: 9 }, "f64", 132).unwrap();
+            shape_launch(StencilShape::Box27, two_rows, Grid3 { nx: 31, ny: 9, nz: 9 }, Precision::F64, 132)
+                .unwrap();
         assert_eq!(entry, "stencil_box27_v1_r2_f64");
-        let err = entry_point(StencilShape::Box27, two_rows.with_vector(8), "f64").unwrap_err().to_string();
+        let err = entry_point(StencilShape::Box27, two_rows.with_vector(8), Precision::F64)
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("8 points per row and 2 rows per thread"), "{err}");
         for shape in [StencilShape::Star13, StencilShape::Star25, StencilShape::Box27] {
-            for dtype in ["f32", "f64"] {
-                let sweep = sweep(shape, dtype).unwrap();
-                assert_eq!(sweep[0], default_launch(shape, dtype).unwrap());
+            for precision in Precision::ALL {
+                let sweep = sweep(shape, precision).unwrap();
+                assert_eq!(sweep[0], default_launch(shape, precision).unwrap());
                 // Each kernel with its halo in global memory in every block, in runs and in one
                 // wave; each shared-halo one in its own block; the default's planes in every block.
-                let shared = shared_kernels(shape, dtype).count();
-                let global = kernels(shape, dtype).len();
+                let shared = shared_kernels(shape, precision).count();
+                let global = kernels(shape, precision).len();
                 let launches =
                     (2 * global + SHAPE_SWEEP_PLANES.len()) * SHAPE_SWEEP_BLOCKS.len() + 2 * shared;
                 assert_eq!(sweep.len(), launches, "each launch once, the default first");
@@ -412,7 +407,7 @@ mod tests {
                     "the default's planes are swept once"
                 );
                 for launch in sweep {
-                    entry_point(shape, launch, dtype).unwrap();
+                    entry_point(shape, launch, precision).unwrap();
                 }
             }
         }
@@ -425,19 +420,21 @@ mod tests {
             ..STAR25_F64
         };
         assert_eq!(
-            entry_point(StencilShape::Star25, shared, "f64").unwrap(),
+            entry_point(StencilShape::Star25, shared, Precision::F64).unwrap(),
             "stencil_star4_shared_b32x8_v2_f64"
         );
         assert_eq!(halo_ring(4, shared).unwrap().shared_bytes(8), 3 * (64 + 8) * (8 + 8) * 8);
         assert_eq!(halo_ring(4, STAR25_F64), None);
-        let err = entry_point(StencilShape::Star25, StreamingShape { block: [32, 16], ..shared }, "f64")
-            .unwrap_err();
+        let err =
+            entry_point(StencilShape::Star25, StreamingShape { block: [32, 16], ..shared }, Precision::F64)
+                .unwrap_err();
         assert!(err.to_string().contains("blocks of 32x16 threads"), "{err}");
-        assert!(entry_point(StencilShape::Star13, shared, "f64").is_err(), "no shared-halo star13");
-        assert_eq!(fit(StencilShape::Star25, shared, cube, "f64"), shared);
-        let odd = fit(StencilShape::Star25, shared, Grid3 { nx: 515, ..cube }, "f64");
+        assert!(entry_point(StencilShape::Star13, shared, Precision::F64).is_err(), "no shared-halo star13");
+        assert_eq!(fit(StencilShape::Star25, shared, cube, Precision::F64), shared);
+        let odd = fit(StencilShape::Star25, shared, Grid3 { nx: 515, ..cube }, Precision::F64);
         assert_eq!((odd.kernel.ahead, odd.kernel.vector), (1, 1));
-        let huge = fit(StencilShape::Star25, shared, Grid3 { nx: 1 << 16, ny: 1 << 13, nz: 9 }, "f64");
+        let huge =
+            fit(StencilShape::Star25, shared, Grid3 { nx: 1 << 16, ny: 1 << 13, nz: 9 }, Precision::F64);
         assert_eq!((huge.kernel.ahead, huge.kernel.vector), (1, 2));
         let c = star_coeffs::<f64, 2>(&[-7.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
         assert_eq!((c.center, c.x, c.y, c.z), (-7.5, [1.0, 2.0], [3.0, 4.0], [5.0, 6.0]));

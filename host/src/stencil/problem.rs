@@ -46,7 +46,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         let host = input.as_slice().expect("standard layout is contiguous");
         let input = gpu.upload(host)?;
         let buffers = [gpu.alloc(grid.len())?, gpu.alloc(grid.len())?];
-        let kept_l2_percent = streaming::kept_l2_percent(T::NAME);
+        let kept_l2_percent = streaming::kept_l2_percent(T::PRECISION);
         Ok(Self { gpu, grid, coeffs, input, buffers, result: None, kept_l2_percent })
     }
 
@@ -92,7 +92,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// ([`streaming::narrow`]), its planes per block filling the GPU ([`streaming::fill`]).
     fn streaming_default(&self) -> StreamingShape {
         let sms = self.gpu.info.multiprocessors.max(1) as u32;
-        let shape = streaming::narrow(streaming::default_shape(T::NAME), self.grid, T::NAME);
+        let shape = streaming::narrow(streaming::default_shape(T::PRECISION), self.grid, T::PRECISION);
         streaming::fill(shape, self.grid, sms)
     }
 
@@ -118,7 +118,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         if one_wave {
             return Ok((along_z, launch_z));
         }
-        let along_y = streaming::narrow(streaming::along_y_shape(T::NAME), self.grid, T::NAME);
+        let along_y = streaming::narrow(streaming::along_y_shape(T::PRECISION), self.grid, T::PRECISION);
         match self.streaming_launch_waves(along_y, 0..self.grid.nz)? {
             (launch_y, true) => Ok((along_y, launch_y)),
             _ => Ok((along_z, launch_z)),
@@ -129,7 +129,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// default depth, or fewer for fewer steps, [`temporal::schedule`]), then the remainder as
     /// single steps of the streaming kernel. `fuse = Some(1)` runs single steps only.
     pub fn run_fused(&mut self, fuse: Option<usize>, steps: usize) -> Result<f64> {
-        let schedule = temporal::schedule(steps, fuse, T::NAME)?;
+        let schedule = temporal::schedule(steps, fuse, T::PRECISION)?;
         self.run_schedule(schedule)
     }
 
@@ -147,7 +147,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     fn run_schedule(&mut self, schedule: temporal::Schedule) -> Result<f64> {
         let mut launches = Vec::new();
         if let Some(shape) = schedule.shape.filter(|_| schedule.passes > 0) {
-            let function = self.gpu.function(&temporal::entry_point(shape, T::NAME)?)?;
+            let function = self.gpu.function(&temporal::entry_point(shape, T::PRECISION)?)?;
             let shared = temporal::shared_bytes(shape, size_of::<T>());
             self.gpu.allow_shared_memory(&function, shared, "temporal stencil")?;
             let threads = shape.warps * gpu_kernels::device::warp::LANES;
@@ -163,7 +163,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
             let resident = self.gpu.resident_blocks(&function, threads, shared)?;
             let runs = temporal::runs(shape, self.grid, resident);
             let config = temporal::launch_config(shape, self.grid, size_of::<T>(), runs)?;
-            let label = format!("temporal {} ({})", T::NAME, temporal::Describe(shape));
+            let label = format!("temporal {} ({})", T::PRECISION, temporal::Describe(shape));
             launches.push((StepLaunch::one(function, config, label), schedule.passes));
         }
         if schedule.single_steps > 0 {
@@ -205,8 +205,8 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// As [`streaming_launch`](Self::streaming_launch), and whether the GPU holds all its blocks
     /// at once.
     fn streaming_launch_waves(&self, shape: StreamingShape, z: Range<u32>) -> Result<(StepLaunch, bool)> {
-        let shape = streaming::fit(shape, self.grid, T::NAME);
-        let function = self.gpu.function(&streaming::entry_point(shape, T::NAME)?)?;
+        let shape = streaming::fit(shape, self.grid, T::PRECISION);
+        let function = self.gpu.function(&streaming::entry_point(shape, T::PRECISION)?)?;
         let most = function
             .max_threads_per_block()
             .context(|| "reading the streaming kernel's largest block".into())?;
@@ -223,7 +223,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         let kept_bytes = l2_bytes.saturating_mul(self.kept_l2_percent as usize) / 100;
         let keep = streaming::kept_planes(&launch, shape, self.grid, size_of::<T>(), kept_bytes);
         let streaming::StreamingLaunch { config, window, one_wave } = launch;
-        let label = format!("streaming {} ({})", T::NAME, streaming::Describe(shape));
+        let label = format!("streaming {} ({})", T::PRECISION, streaming::Describe(shape));
         Ok((
             StepLaunch {
                 launches: vec![KernelLaunch { function, config, window: Some(window), keep }],
@@ -242,9 +242,9 @@ impl<'g, T: Element> StencilProblem<'g, T> {
 
     /// The entry point of `variant` with input-tile edge `tile`, its launch shape and label.
     fn tile_launch(&self, variant: StencilVariant, tile: usize) -> Result<StepLaunch> {
-        let function = self.gpu.function(&variant.entry_point_with_tile(T::NAME, tile)?)?;
+        let function = self.gpu.function(&variant.entry_point_with_tile(T::PRECISION, tile)?)?;
         let config = variant.launch_config_with_tile(self.grid, size_of::<T>(), tile)?;
-        Ok(StepLaunch::one(function, config, format!("{variant} {} (T = {tile})", T::NAME)))
+        Ok(StepLaunch::one(function, config, format!("{variant} {} (T = {tile})", T::PRECISION)))
     }
 
     /// As [`run`](Self::run), for any kernel with the stencil entry points' signature
@@ -416,7 +416,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     where
         StarCoeffs<T, R>: KernelParam,
     {
-        let launch = super::high_order::default_launch(super::high_order::star_shape(R)?, T::NAME)?;
+        let launch = super::high_order::default_launch(super::high_order::star_shape(R)?, T::PRECISION)?;
         self.run_star_with(coeffs, launch, steps)
     }
 
@@ -446,10 +446,10 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     ) -> Result<(StepLaunch, usize)> {
         shape.check_grid(self.grid)?;
         let sms = self.gpu.info.multiprocessors.max(1) as u32;
-        let (entry, launch) = super::high_order::shape_launch(shape, launch, self.grid, T::NAME, sms)?;
+        let (entry, launch) = super::high_order::shape_launch(shape, launch, self.grid, T::PRECISION, sms)?;
         let function = self.gpu.function(&entry)?;
         let [bx, by] = launch.block;
-        let label = format!("{shape} {}", T::NAME);
+        let label = format!("{shape} {}", T::PRECISION);
         let shared = super::high_order::halo_ring(shape.radius(), launch)
             .map_or(0, |r| r.shared_bytes(size_of::<T>()));
         self.gpu.allow_shared_memory(&function, shared, &label)?;
@@ -471,7 +471,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         shape.check_grid(self.grid)?;
         let (entry, config) = super::high_order::star_tiled_launch(R, self.grid, size_of::<T>())?;
         let function = self.gpu.function(&entry)?;
-        let label = format!("{shape} shared-tiled {}", T::NAME);
+        let label = format!("{shape} shared-tiled {}", T::PRECISION);
         self.run_launches_with(&[(StepLaunch::one(function, config, label), steps)], coeffs)
     }
 
@@ -479,7 +479,11 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// streaming design (`gpu_kernels::stencil::stencil_box_streaming`); GPU time in
     /// milliseconds. Boundary points keep their input.
     pub fn run_box(&mut self, coeffs: BoxCoeffs<T>, steps: usize) -> Result<f64> {
-        self.run_box_with(coeffs, super::high_order::default_launch(StencilShape::Box27, T::NAME)?, steps)
+        self.run_box_with(
+            coeffs,
+            super::high_order::default_launch(StencilShape::Box27, T::PRECISION)?,
+            steps,
+        )
     }
 
     /// As [`run_box`](Self::run_box), with the launch shape `launch`.

@@ -16,38 +16,38 @@ use gpu_kernels::stencil::tiles::{
 use gpu_kernels::stencil::{Grid3, STREAMING_KERNELS_F32, STREAMING_KERNELS_F64, Window};
 
 use super::variant::MAX_GRID_YZ;
-use crate::{Error, Result};
+use crate::{Error, Precision, Result};
 
-/// The default shape for elements of type `dtype` (`"f32"` or `"f64"`).
-pub fn default_shape(dtype: &str) -> StreamingShape {
-    match dtype {
-        "f64" => STREAMING_F64,
-        _ => STREAMING_F32,
+/// The default shape for elements of type `precision`.
+pub fn default_shape(precision: Precision) -> StreamingShape {
+    match precision {
+        Precision::F32 => STREAMING_F32,
+        Precision::F64 => STREAMING_F64,
     }
 }
 
-/// The shape along y for elements of type `dtype`, for grids whose x–y plane does not fit in one
-/// wave of the default.
-pub fn along_y_shape(dtype: &str) -> StreamingShape {
-    match dtype {
-        "f64" => STREAMING_ALONG_Y_F64,
-        _ => STREAMING_ALONG_Y_F32,
+/// The shape along y for elements of type `precision`, for grids whose x–y plane does not fit
+/// in one wave of the default.
+pub fn along_y_shape(precision: Precision) -> StreamingShape {
+    match precision {
+        Precision::F32 => STREAMING_ALONG_Y_F32,
+        Precision::F64 => STREAMING_ALONG_Y_F64,
     }
 }
 
-/// The benchmarks' sweep of shapes for `dtype`, the default first.
-pub fn sweep(dtype: &str) -> &'static [StreamingShape] {
-    match dtype {
-        "f64" => &STREAMING_SWEEP_F64,
-        _ => &STREAMING_SWEEP_F32,
+/// The benchmarks' sweep of shapes for `precision`, the default first.
+pub fn sweep(precision: Precision) -> &'static [StreamingShape] {
+    match precision {
+        Precision::F32 => &STREAMING_SWEEP_F32,
+        Precision::F64 => &STREAMING_SWEEP_F64,
     }
 }
 
-/// Every streaming entry point built for `dtype`.
-pub fn kernels(dtype: &str) -> &'static [StreamingKernel] {
-    match dtype {
-        "f64" => STREAMING_KERNELS_F64,
-        _ => STREAMING_KERNELS_F32,
+/// Every streaming entry point built for `precision`.
+pub fn kernels(precision: Precision) -> &'static [StreamingKernel] {
+    match precision {
+        Precision::F32 => STREAMING_KERNELS_F32,
+        Precision::F64 => STREAMING_KERNELS_F64,
     }
 }
 
@@ -55,22 +55,22 @@ pub fn kernels(dtype: &str) -> &'static [StreamingKernel] {
 /// narrower one that does, in the same kernel if that is built, else in the default kernel
 /// (whose narrower widths down to one point per load are all built): rows of odd length take
 /// one point per load.
-pub fn fit(shape: StreamingShape, grid: Grid3, dtype: &str) -> StreamingShape {
+pub fn fit(shape: StreamingShape, grid: Grid3, precision: Precision) -> StreamingShape {
     let divides = |vector: usize| (grid.nx as usize).is_multiple_of(vector);
     if divides(shape.kernel.vector) {
         return shape;
     }
-    for kernel in [shape.kernel, default_shape(dtype).kernel] {
+    for kernel in [shape.kernel, default_shape(precision).kernel] {
         let mut vector = kernel.vector.min(shape.kernel.vector);
         while vector > 1 {
             vector /= 2;
             let narrower = StreamingKernel { vector, ..kernel };
-            if divides(vector) && kernels(dtype).contains(&narrower) {
+            if divides(vector) && kernels(precision).contains(&narrower) {
                 return StreamingShape { kernel: narrower, ..shape };
             }
         }
     }
-    StreamingShape { kernel: StreamingKernel { vector: 1, ..default_shape(dtype).kernel }, ..shape }
+    StreamingShape { kernel: StreamingKernel { vector: 1, ..default_shape(precision).kernel }, ..shape }
 }
 
 /// `shape` with its block made narrower and taller, the same threads, while half its width still
@@ -78,8 +78,8 @@ pub fn fit(shape: StreamingShape, grid: Grid3, dtype: &str) -> StreamingShape {
 /// narrow grids a wide block would leave most of its threads so. E.g. the `f32` default's 128×4
 /// threads of 4 points on 128-point rows become 32×16 (at 128³ on an H200, 126.8 % of the copy
 /// instead of 98.2 %, `tune_streaming`).
-pub fn narrow(shape: StreamingShape, grid: Grid3, dtype: &str) -> StreamingShape {
-    let vector = fit(shape, grid, dtype).kernel.vector as u32;
+pub fn narrow(shape: StreamingShape, grid: Grid3, precision: Precision) -> StreamingShape {
+    let vector = fit(shape, grid, precision).kernel.vector as u32;
     let [mut bx, mut by] = shape.block;
     while bx / 2 >= LANES && bx.is_multiple_of(2) && (bx / 2) * vector >= grid.nx {
         (bx, by) = (bx / 2, by * 2);
@@ -87,20 +87,20 @@ pub fn narrow(shape: StreamingShape, grid: Grid3, dtype: &str) -> StreamingShape
     StreamingShape { block: [bx, by], ..shape }
 }
 
-/// The names of the streaming kernels built for `dtype`, as [`Describe::kernel`] writes them
+/// The names of the streaming kernels built for `precision`, as [`Describe::kernel`] writes them
 /// (`v4 r1 a0 p1`).
-pub fn kernel_names(dtype: &str) -> Vec<String> {
-    kernels(dtype).iter().map(|&k| Describe(shape_of(k)).kernel()).collect()
+pub fn kernel_names(precision: Precision) -> Vec<String> {
+    kernels(precision).iter().map(|&k| Describe(shape_of(k)).kernel()).collect()
 }
 
-/// The entry point of `shape` for `dtype`, if it is built.
-pub fn entry_point(shape: StreamingShape, dtype: &str) -> Result<String> {
+/// The entry point of `shape` for `precision`, if it is built.
+pub fn entry_point(shape: StreamingShape, precision: Precision) -> Result<String> {
     let kernel = shape.kernel;
-    if !kernels(dtype).contains(&kernel) {
+    if !kernels(precision).contains(&kernel) {
         return Err(Error::BadArgument(format!(
-            "no streaming kernel {} is built for {dtype}; the built ones are {}",
+            "no streaming kernel {} is built for {precision}; the built ones are {}",
             Describe(shape).kernel(),
-            kernel_names(dtype).join(", ")
+            kernel_names(precision).join(", ")
         )));
     }
     let StreamingKernel { vector, rows, ahead, prefetch } = kernel;
@@ -108,7 +108,7 @@ pub fn entry_point(shape: StreamingShape, dtype: &str) -> Result<String> {
         StreamAxis::Z => "",
         StreamAxis::Y => "y_",
     };
-    Ok(format!("stencil7_streaming_{axis}v{vector}_r{rows}_a{ahead}_p{prefetch}_{dtype}"))
+    Ok(format!("stencil7_streaming_{axis}v{vector}_r{rows}_a{ahead}_p{prefetch}_{}", precision.name()))
 }
 
 /// `shape` with fewer planes per block (halved, down to one) while the grid gives fewer than
@@ -197,12 +197,12 @@ pub fn launch(shape: StreamingShape, grid: Grid3, z: Range<u32>, resident: usize
     })
 }
 
-/// The share of L2 (percent) that a run of steps in `dtype` keeps for the next step by default
-/// ([`KEPT_L2_PERCENT_F64`], [`KEPT_L2_PERCENT_F32`]).
-pub fn kept_l2_percent(dtype: &str) -> u32 {
-    match dtype {
-        "f64" => KEPT_L2_PERCENT_F64,
-        _ => KEPT_L2_PERCENT_F32,
+/// The share of L2 (percent) that a run of steps in `precision` keeps for the next step by
+/// default ([`KEPT_L2_PERCENT_F64`], [`KEPT_L2_PERCENT_F32`]).
+pub fn kept_l2_percent(precision: Precision) -> u32 {
+    match precision {
+        Precision::F32 => KEPT_L2_PERCENT_F32,
+        Precision::F64 => KEPT_L2_PERCENT_F64,
     }
 }
 
@@ -307,28 +307,32 @@ mod tests {
 
     #[test]
     fn defaults_are_built_and_named_after_their_constants() {
-        for dtype in ["f32", "f64"] {
-            let shape = default_shape(dtype);
-            let name = entry_point(shape, dtype).unwrap();
-            assert!(name.starts_with("stencil7_streaming_v") && name.ends_with(dtype), "{name}");
+        for precision in Precision::ALL {
+            let shape = default_shape(precision);
+            let name = entry_point(shape, precision).unwrap();
+            assert!(name.starts_with("stencil7_streaming_v") && name.ends_with(precision.name()), "{name}");
         }
         assert_eq!(
-            entry_point(shape_of(kernel(4, 1, 0, 0)), "f32").unwrap(),
+            entry_point(shape_of(kernel(4, 1, 0, 0)), Precision::F32).unwrap(),
             "stencil7_streaming_v4_r1_a0_p0_f32"
         );
-        let err = entry_point(shape_of(kernel(16, 1, 0, 0)), "f32").unwrap_err().to_string();
+        let err = entry_point(shape_of(kernel(16, 1, 0, 0)), Precision::F32).unwrap_err().to_string();
         assert!(err.contains("no streaming kernel v16 r1 a0 p0") && err.contains("v4 r1 a0 p0"), "{err}");
     }
 
     #[test]
     fn every_shape_of_the_sweep_and_its_narrower_vectors_is_built() {
-        for dtype in ["f32", "f64"] {
-            assert_eq!(sweep(dtype)[0], default_shape(dtype));
-            for &shape in sweep(dtype) {
+        for precision in Precision::ALL {
+            assert_eq!(sweep(precision)[0], default_shape(precision));
+            for &shape in sweep(precision) {
                 for nx in [512, 510, 513] {
-                    let fitted = fit(shape, Grid3 { nx, ny: 3, nz: 3 }, dtype);
+                    let fitted = fit(shape, Grid3 { nx, ny: 3, nz: 3 }, precision);
                     assert_eq!(nx as usize % fitted.kernel.vector, 0);
-                    assert!(entry_point(fitted, dtype).is_ok(), "{} {dtype} nx = {nx}", Describe(fitted));
+                    assert!(
+                        entry_point(fitted, precision).is_ok(),
+                        "{} {precision} nx = {nx}",
+                        Describe(fitted)
+                    );
                 }
             }
         }
@@ -337,7 +341,7 @@ mod tests {
     #[test]
     fn the_vector_narrows_until_it_divides_the_rows() {
         let shape = shape_of(kernel(4, 1, 0, 0));
-        let fitted = |nx| fit(shape, Grid3 { nx, ny: 5, nz: 5 }, "f32").kernel.vector;
+        let fitted = |nx| fit(shape, Grid3 { nx, ny: 5, nz: 5 }, Precision::F32).kernel.vector;
         assert_eq!((fitted(512), fitted(510), fitted(999), fitted(3)), (4, 2, 1, 1));
     }
 
@@ -362,7 +366,7 @@ mod tests {
             planes: IN_WAVES,
             axis: StreamAxis::Z,
         };
-        let block = |nx: u32| narrow(shape, Grid3 { nx, ny: 64, nz: 64 }, "f32").block;
+        let block = |nx: u32| narrow(shape, Grid3 { nx, ny: 64, nz: 64 }, Precision::F32).block;
         assert_eq!(block(512), [128, 4], "512 points take 128 threads of 4");
         assert_eq!(block(300), [128, 4], "64 threads of 4 would not span 300 points");
         assert_eq!(block(256), [64, 8]);
@@ -371,7 +375,8 @@ mod tests {
         // Odd rows take one point per load: 128 threads span only 128 points.
         assert_eq!(block(129), [128, 4]);
         assert_eq!(
-            narrow(StreamingShape { block: [96, 4], ..shape }, Grid3 { nx: 8, ny: 8, nz: 8 }, "f32").block,
+            narrow(StreamingShape { block: [96, 4], ..shape }, Grid3 { nx: 8, ny: 8, nz: 8 }, Precision::F32)
+                .block,
             [48, 8]
         );
     }
@@ -409,7 +414,7 @@ mod tests {
         let z = launch(STREAMING_F64, grid, 0..256, 264).unwrap();
         assert_eq!(kept_planes(&z, STREAMING_F64, grid, 8, share(100)), 0);
         assert_eq!(
-            (kept_l2_percent("f64"), kept_l2_percent("f32")),
+            (kept_l2_percent(Precision::F64), kept_l2_percent(Precision::F32)),
             (KEPT_L2_PERCENT_F64, KEPT_L2_PERCENT_F32)
         );
     }
@@ -429,7 +434,7 @@ mod tests {
         let part = launch(runs, grid, 8..20, 132).unwrap();
         assert_eq!((part.config.grid_dim, part.window.z_begin, part.window.z_end), ((4, 2, 16), 8, 20));
         assert_eq!(
-            entry_point(STREAMING_ALONG_Y_F64, "f64").unwrap(),
+            entry_point(STREAMING_ALONG_Y_F64, Precision::F64).unwrap(),
             "stencil7_streaming_y_v2_r2_a0_p1_f64"
         );
         assert!(Describe(STREAMING_ALONG_Y_F64).to_string().ends_with("waves along y"));

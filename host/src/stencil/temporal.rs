@@ -17,67 +17,68 @@ use gpu_kernels::stencil::{
 };
 
 use super::variant::MAX_GRID_YZ;
-use crate::{Error, Result};
+use crate::{Error, Precision, Result};
 
-/// The default shape for elements of type `dtype` (`"f32"` or `"f64"`).
-pub fn default_shape(dtype: &str) -> TemporalShape {
-    match dtype {
-        "f64" => TEMPORAL_F64,
-        _ => TEMPORAL_F32,
+/// The default shape for elements of type `precision`.
+pub fn default_shape(precision: Precision) -> TemporalShape {
+    match precision {
+        Precision::F32 => TEMPORAL_F32,
+        Precision::F64 => TEMPORAL_F64,
     }
 }
 
-/// Every temporal entry point built for `dtype`.
-pub fn kernels(dtype: &str) -> &'static [TemporalKernel] {
-    match dtype {
-        "f64" => TEMPORAL_KERNELS_F64,
-        _ => TEMPORAL_KERNELS_F32,
+/// Every temporal entry point built for `precision`.
+pub fn kernels(precision: Precision) -> &'static [TemporalKernel] {
+    match precision {
+        Precision::F32 => TEMPORAL_KERNELS_F32,
+        Precision::F64 => TEMPORAL_KERNELS_F64,
     }
 }
 
-/// The benchmarks' sweep of shapes for `dtype` (it holds the default).
-pub fn sweep(dtype: &str) -> &'static [TemporalShape] {
-    match dtype {
-        "f64" => &TEMPORAL_SWEEP_F64,
-        _ => &TEMPORAL_SWEEP_F32,
+/// The benchmarks' sweep of shapes for `precision` (it holds the default).
+pub fn sweep(precision: Precision) -> &'static [TemporalShape] {
+    match precision {
+        Precision::F32 => &TEMPORAL_SWEEP_F32,
+        Precision::F64 => &TEMPORAL_SWEEP_F64,
     }
 }
 
-/// The built fusion depths for `dtype`, ascending, without repeats.
-pub fn depths(dtype: &str) -> Vec<usize> {
-    let mut depths: Vec<usize> = kernels(dtype).iter().map(|k| k.depth).collect();
+/// The built fusion depths for `precision`, ascending, without repeats.
+pub fn depths(precision: Precision) -> Vec<usize> {
+    let mut depths: Vec<usize> = kernels(precision).iter().map(|k| k.depth).collect();
     depths.sort_unstable();
     depths.dedup();
     depths
 }
 
-/// The entry point of `shape` for `dtype`, if it is built.
-pub fn entry_point(shape: TemporalShape, dtype: &str) -> Result<String> {
+/// The entry point of `shape` for `precision`, if it is built.
+pub fn entry_point(shape: TemporalShape, precision: Precision) -> Result<String> {
     let TemporalKernel { depth, rows } = shape.kernel;
-    if !kernels(dtype).contains(&shape.kernel) {
-        let built: Vec<String> = kernels(dtype).iter().map(|k| format!("k{}_r{}", k.depth, k.rows)).collect();
+    if !kernels(precision).contains(&shape.kernel) {
+        let built: Vec<String> =
+            kernels(precision).iter().map(|k| format!("k{}_r{}", k.depth, k.rows)).collect();
         return Err(Error::BadArgument(format!(
-            "no temporal kernel k{depth}_r{rows} is built for {dtype}; the built ones are {}",
+            "no temporal kernel k{depth}_r{rows} is built for {precision}; the built ones are {}",
             built.join(", ")
         )));
     }
-    Ok(format!("stencil7_temporal_k{depth}_r{rows}_{dtype}"))
+    Ok(format!("stencil7_temporal_k{depth}_r{rows}_{}", precision.name()))
 }
 
-/// The shape that fuses `depth` steps for `dtype`: the default's rows per thread if that kernel
-/// is built, else the first built kernel of that depth.
-pub fn shape_with_depth(depth: usize, dtype: &str) -> Result<TemporalShape> {
-    let default = default_shape(dtype);
+/// The shape that fuses `depth` steps for `precision`: the default's rows per thread if that
+/// kernel is built, else the first built kernel of that depth.
+pub fn shape_with_depth(depth: usize, precision: Precision) -> Result<TemporalShape> {
+    let default = default_shape(precision);
     let wanted = TemporalKernel { depth, ..default.kernel };
-    let kernel = if kernels(dtype).contains(&wanted) {
+    let kernel = if kernels(precision).contains(&wanted) {
         Some(wanted)
     } else {
-        kernels(dtype).iter().copied().find(|k| k.depth == depth)
+        kernels(precision).iter().copied().find(|k| k.depth == depth)
     };
     kernel.map(|kernel| TemporalShape { kernel, ..default }).ok_or_else(|| {
         Error::BadArgument(format!(
-            "--fuse {depth}: the temporal kernel is built for {dtype} with fusion depths {:?} (or 1: single steps)",
-            depths(dtype)
+            "--fuse {depth}: the temporal kernel is built for {precision} with fusion depths {:?} (or 1: single steps)",
+            depths(precision)
         ))
     })
 }
@@ -106,24 +107,24 @@ impl fmt::Display for Schedule {
     }
 }
 
-/// The schedule of `steps` steps for `dtype`. `fuse` forces the depth (1: single steps only);
-/// without it the default shape's depth, or for fewer steps than that the deepest built depth
-/// that fits (fewer than the smallest: single steps).
-pub fn schedule(steps: usize, fuse: Option<usize>, dtype: &str) -> Result<Schedule> {
+/// The schedule of `steps` steps for `precision`. `fuse` forces the depth (1: single steps
+/// only); without it the default shape's depth, or for fewer steps than that the deepest built
+/// depth that fits (fewer than the smallest: single steps).
+pub fn schedule(steps: usize, fuse: Option<usize>, precision: Precision) -> Result<Schedule> {
     let shape = match fuse {
         Some(0) => return Err(Error::BadArgument("--fuse must be at least 1".into())),
         Some(1) => None,
-        Some(depth) => Some(shape_with_depth(depth, dtype)?),
+        Some(depth) => Some(shape_with_depth(depth, precision)?),
         None => {
-            let default = default_shape(dtype);
+            let default = default_shape(precision);
             if steps >= default.kernel.depth {
                 Some(default)
             } else {
-                depths(dtype)
+                depths(precision)
                     .into_iter()
                     .rev()
                     .find(|&d| d <= steps)
-                    .map(|d| shape_with_depth(d, dtype))
+                    .map(|d| shape_with_depth(d, precision))
                     .transpose()?
             }
         }
@@ -215,41 +216,43 @@ mod tests {
 
     #[test]
     fn the_defaults_are_built() {
-        for dtype in ["f32", "f64"] {
-            assert!(sweep(dtype).contains(&default_shape(dtype)), "{dtype}");
-            for &shape in sweep(dtype) {
-                assert!(entry_point(shape, dtype).is_ok(), "{} {dtype}", Describe(shape));
+        for precision in Precision::ALL {
+            assert!(sweep(precision).contains(&default_shape(precision)), "{precision}");
+            for &shape in sweep(precision) {
+                assert!(entry_point(shape, precision).is_ok(), "{} {precision}", Describe(shape));
                 assert!(launch_config(shape, Grid3 { nx: 3, ny: 3, nz: 3 }, 8, 1).is_ok());
             }
             // Every built kernel is in the sweep.
-            for &kernel in kernels(dtype) {
-                assert!(sweep(dtype).iter().any(|s| s.kernel == kernel), "{kernel:?} {dtype}");
+            for &kernel in kernels(precision) {
+                assert!(sweep(precision).iter().any(|s| s.kernel == kernel), "{kernel:?} {precision}");
             }
         }
         let k2_r2 = TemporalShape { kernel: TemporalKernel { depth: 2, rows: 2 }, warps: 8 };
-        assert_eq!(entry_point(k2_r2, "f64").unwrap(), "stencil7_temporal_k2_r2_f64");
+        assert_eq!(entry_point(k2_r2, Precision::F64).unwrap(), "stencil7_temporal_k2_r2_f64");
         let missing = TemporalShape { kernel: TemporalKernel { depth: 5, rows: 3 }, warps: 8 };
-        assert!(entry_point(missing, "f32").unwrap_err().to_string().contains("k2_r4"));
+        assert!(entry_point(missing, Precision::F32).unwrap_err().to_string().contains("k2_r4"));
     }
 
     #[test]
     fn schedules_split_steps_into_passes_and_single_steps() {
         let depth = TEMPORAL_F32.kernel.depth;
-        let s = schedule(64, None, "f32").unwrap();
+        let s = schedule(64, None, Precision::F32).unwrap();
         assert_eq!((s.shape, s.passes, s.single_steps), (Some(TEMPORAL_F32), 64 / depth, 64 % depth));
-        let s = schedule(depth + 1, None, "f32").unwrap();
+        let s = schedule(depth + 1, None, Precision::F32).unwrap();
         assert_eq!((s.passes, s.single_steps), (1, 1));
         // Fewer steps than the default depth: the deepest built depth that fits.
-        let s = schedule(depth - 1, None, "f32").unwrap();
+        let s = schedule(depth - 1, None, Precision::F32).unwrap();
         assert_eq!((s.shape.unwrap().kernel.depth, s.passes, s.single_steps), (depth - 1, 1, 0));
-        let s = schedule(1, None, "f32").unwrap();
+        let s = schedule(1, None, Precision::F32).unwrap();
         assert_eq!((s.shape, s.passes, s.single_steps), (None, 0, 1));
-        let s = schedule(10, Some(1), "f64").unwrap();
+        let s = schedule(10, Some(1), Precision::F64).unwrap();
         assert_eq!((s.shape, s.single_steps), (None, 10));
-        let s = schedule(10, Some(3), "f64").unwrap();
+        let s = schedule(10, Some(3), Precision::F64).unwrap();
         assert_eq!((s.shape.unwrap().kernel.depth, s.passes, s.single_steps), (3, 3, 1));
-        assert!(schedule(10, Some(5), "f32").unwrap_err().to_string().contains("fusion depths [2, 3, 4"));
-        assert!(schedule(10, Some(0), "f32").is_err());
+        assert!(
+            schedule(10, Some(5), Precision::F32).unwrap_err().to_string().contains("fusion depths [2, 3, 4")
+        );
+        assert!(schedule(10, Some(0), Precision::F32).is_err());
     }
 
     #[test]

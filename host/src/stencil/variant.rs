@@ -8,7 +8,7 @@ use gpu_kernels::stencil::tiles::{
     SHARED_TILED_IN_TILE_DIM, out_tile_dim,
 };
 
-use crate::{Error, Result};
+use crate::{Error, Precision, Result};
 
 /// Largest grid extent along y and z of a CUDA launch.
 pub(crate) const MAX_GRID_YZ: u32 = 65_535;
@@ -94,22 +94,26 @@ impl StencilVariant {
         }
     }
 
-    /// The PTX entry point for element type `dtype` (`"f32"`, `"f64"`); for the streaming
-    /// kernel, that of its default shape, which grids with rows of odd length replace by a
-    /// narrower one ([`streaming::fit`](super::streaming::fit)); for the temporal kernel, that of
-    /// its default depth.
-    pub fn entry_point(self, dtype: &str) -> String {
+    /// The PTX entry point for elements of type `precision`; for the streaming kernel, that of
+    /// its default shape, which grids with rows of odd length replace by a narrower one
+    /// ([`streaming::fit`](super::streaming::fit)); for the temporal kernel, that of its default
+    /// depth.
+    pub fn entry_point(self, precision: Precision) -> String {
         match self {
-            Self::Streaming => super::streaming::entry_point(super::streaming::default_shape(dtype), dtype)
-                .expect("the default streaming shape is built"),
-            Self::Temporal => super::temporal::entry_point(super::temporal::default_shape(dtype), dtype)
-                .expect("the default temporal shape is built"),
-            _ => format!("stencil7_{}_{dtype}", self.name().replace('-', "_")),
+            Self::Streaming => {
+                super::streaming::entry_point(super::streaming::default_shape(precision), precision)
+                    .expect("the default streaming shape is built")
+            }
+            Self::Temporal => {
+                super::temporal::entry_point(super::temporal::default_shape(precision), precision)
+                    .expect("the default temporal shape is built")
+            }
+            _ => format!("stencil7_{}_{}", self.name().replace('-', "_"), precision.name()),
         }
     }
 
     /// The PTX entry point built with input-tile edge `tile` (one of [`tiles`](Self::tiles)).
-    pub fn entry_point_with_tile(self, dtype: &str, tile: usize) -> Result<String> {
+    pub fn entry_point_with_tile(self, precision: Precision, tile: usize) -> Result<String> {
         if !self.tiles().contains(&tile) {
             return Err(Error::BadArgument(format!(
                 "the {self} kernel is built with tile edges {:?}, not {tile}",
@@ -117,9 +121,9 @@ impl StencilVariant {
             )));
         }
         Ok(if tile == self.default_tile() {
-            self.entry_point(dtype)
+            self.entry_point(precision)
         } else {
-            format!("stencil7_{}_t{tile}_{dtype}", self.name().replace('-', "_"))
+            format!("stencil7_{}_t{tile}_{}", self.name().replace('-', "_"), precision.name())
         })
     }
 
@@ -153,16 +157,16 @@ impl StencilVariant {
             // `StencilProblem::run` launches it from the GPU's SM count and resident blocks
             // (`streaming::fill`, `streaming::launch`).
             Self::Streaming => {
-                let dtype = if element_bytes == 8 { "f64" } else { "f32" };
-                let shape = super::streaming::fit(super::streaming::default_shape(dtype), grid, dtype);
+                let precision = precision_of(element_bytes);
+                let shape =
+                    super::streaming::fit(super::streaming::default_shape(precision), grid, precision);
                 return super::streaming::launch_config(shape, grid, usize::MAX);
             }
             // One run along z per column; `StencilProblem::run` splits the columns into runs
             // from the GPU's resident blocks (`temporal::runs`).
             Self::Temporal => {
-                let dtype = if element_bytes == 8 { "f64" } else { "f32" };
                 return super::temporal::launch_config(
-                    super::temporal::default_shape(dtype),
+                    super::temporal::default_shape(precision_of(element_bytes)),
                     grid,
                     element_bytes,
                     1,
@@ -186,6 +190,11 @@ impl StencilVariant {
 
 named_on_the_command_line!(StencilVariant, "stencil variant");
 
+/// The element type of `element_bytes` per element: `f64` for 8, else `f32`.
+pub(crate) fn precision_of(element_bytes: usize) -> Precision {
+    if element_bytes == Precision::F64.bytes() { Precision::F64 } else { Precision::F32 }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -194,16 +203,16 @@ mod tests {
 
     #[test]
     fn entry_points_follow_the_naming_scheme() {
-        assert_eq!(StencilVariant::SharedTiled.entry_point("f64"), "stencil7_shared_tiled_f64");
-        assert_eq!(StencilVariant::RegisterTiled.entry_point("f32"), "stencil7_register_tiled_f32");
+        assert_eq!(StencilVariant::SharedTiled.entry_point(Precision::F64), "stencil7_shared_tiled_f64");
+        assert_eq!(StencilVariant::RegisterTiled.entry_point(Precision::F32), "stencil7_register_tiled_f32");
     }
 
     #[test]
     fn sweep_entry_points_and_shapes() {
         let v = StencilVariant::RegisterTiled;
-        assert_eq!(v.entry_point_with_tile("f32", 8).unwrap(), "stencil7_register_tiled_t8_f32");
-        assert_eq!(v.entry_point_with_tile("f64", 32).unwrap(), "stencil7_register_tiled_f64");
-        assert!(v.entry_point_with_tile("f32", 12).unwrap_err().to_string().contains("not 12"));
+        assert_eq!(v.entry_point_with_tile(Precision::F32, 8).unwrap(), "stencil7_register_tiled_t8_f32");
+        assert_eq!(v.entry_point_with_tile(Precision::F64, 32).unwrap(), "stencil7_register_tiled_f64");
+        assert!(v.entry_point_with_tile(Precision::F32, 12).unwrap_err().to_string().contains("not 12"));
         let t16 = v.launch_config_with_tile(CUBE_512, 4, 16).unwrap();
         assert_eq!(
             (t16.block_dim, t16.grid_dim, t16.shared_mem_bytes),
