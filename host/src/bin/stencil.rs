@@ -10,7 +10,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Parser, ValueEnum};
+use clap::Parser;
+use clap::builder::{PossibleValuesParser, TypedValueParser};
 use gpu_kernels::stencil::{Coeffs, Grid3};
 use host::distributed::{Ranks, SlabRun, measure, shared_id};
 use host::gpu::PtxChoice;
@@ -45,7 +46,7 @@ struct Args {
     #[arg(long, default_value = "512", value_parser = |s: &str| parse_grid(s).map_err(|e| e.to_string()))]
     grid: Grid3,
     /// Element type [default: all; with --input, the file's].
-    #[arg(long, value_enum)]
+    #[arg(long, value_parser = dtype_parser())]
     dtype: Option<DtypeArg>,
     /// Read the input grid from a NumPy .npy file instead of random values: shape (nz, ny, nx),
     /// C order, float32 or float64. The grid and the dtype come from the file.
@@ -188,7 +189,7 @@ fn run_gpus(args: &Args, count: GpuCount) -> Result<ExitCode> {
     };
     let id = match ranks {
         // NCCL's id makes one communicator: one run, so one element type.
-        Some(_) if !matches!(args.dtype, Some(DtypeArg::F32 | DtypeArg::F64)) => {
+        Some(_) if !matches!(args.dtype, Some(DtypeArg::One(_))) => {
             return Err(Error::BadArgument(
                 "--gpus env runs one element type: give --dtype f32 or --dtype f64".into(),
             ));
@@ -214,11 +215,11 @@ fn run_gpus(args: &Args, count: GpuCount) -> Result<ExitCode> {
         repeat: args.repeat as usize,
     };
     let mut rows = Vec::new();
-    if matches!(args.dtype, Some(DtypeArg::F32) | Some(DtypeArg::All) | None) {
-        rows.push(run_slabs::<f32>(&gpus, ranks, id, args, &job)?);
-    }
-    if matches!(args.dtype, Some(DtypeArg::F64) | Some(DtypeArg::All) | None) {
-        rows.push(run_slabs::<f64>(&gpus, ranks, id, args, &job)?);
+    for &precision in args.dtype.unwrap_or(DtypeArg::All).precisions() {
+        rows.push(match precision {
+            Precision::F32 => run_slabs::<f32>(&gpus, ranks, id, args, &job)?,
+            Precision::F64 => run_slabs::<f64>(&gpus, ranks, id, args, &job)?,
+        });
     }
     let world = ranks.map_or(gpus.len(), |r| r.world_size);
     let report = json!({
@@ -312,21 +313,46 @@ fn run_slabs<T: Element + cudarc::nccl::NcclType>(
     }))
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+/// `--dtype`: one element type, or all of them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum DtypeArg {
-    F32,
-    F64,
+    One(Precision),
     All,
 }
 
 impl DtypeArg {
     fn name(self) -> &'static str {
         match self {
-            DtypeArg::F32 => "f32",
-            DtypeArg::F64 => "f64",
+            DtypeArg::One(precision) => precision.name(),
             DtypeArg::All => "all",
         }
     }
+
+    /// The element types it runs, `f32` first.
+    fn precisions(self) -> &'static [Precision] {
+        match self {
+            DtypeArg::One(Precision::F32) => &[Precision::F32],
+            DtypeArg::One(Precision::F64) => &[Precision::F64],
+            DtypeArg::All => &Precision::ALL,
+        }
+    }
+}
+
+/// `--dtype NAME`: `all`, or an element type by its name ([`Precision::from_name`]).
+fn parse_dtype(text: &str) -> std::result::Result<DtypeArg, String> {
+    if text == "all" {
+        return Ok(DtypeArg::All);
+    }
+    Precision::from_name(text).map(DtypeArg::One).ok_or_else(|| {
+        let names: Vec<&str> = Precision::ALL.iter().map(|p| p.name()).collect();
+        format!("unknown element type `{text}`: expected one of {}, all", names.join(", "))
+    })
+}
+
+/// [`parse_dtype`], with the names `--help` lists as the possible values.
+fn dtype_parser() -> impl TypedValueParser<Value = DtypeArg> {
+    let names = Precision::ALL.map(Precision::name).into_iter().chain(["all"]);
+    PossibleValuesParser::new(names).try_map(|text: String| parse_dtype(&text))
 }
 
 #[derive(Clone, Debug)]
@@ -362,10 +388,10 @@ enum NpyGrid {
 }
 
 impl NpyGrid {
-    fn dtype(&self) -> DtypeArg {
+    fn precision(&self) -> Precision {
         match self {
-            NpyGrid::F32(_) => DtypeArg::F32,
-            NpyGrid::F64(_) => DtypeArg::F64,
+            NpyGrid::F32(_) => Precision::F32,
+            NpyGrid::F64(_) => Precision::F64,
         }
     }
 
@@ -379,10 +405,10 @@ impl NpyGrid {
 }
 
 /// The element type of a `.npy` type descriptor, if it is `float32` or `float64` (either byte order).
-fn npy_dtype(descriptor: &str) -> Option<DtypeArg> {
+fn npy_dtype(descriptor: &str) -> Option<Precision> {
     match descriptor.strip_prefix(['<', '>'])? {
-        "f4" => Some(DtypeArg::F32),
-        "f8" => Some(DtypeArg::F64),
+        "f4" => Some(Precision::F32),
+        "f8" => Some(Precision::F64),
         _ => None,
     }
 }
@@ -416,20 +442,17 @@ fn read_grid_npy(path: &Path) -> Result<NpyGrid> {
         other => other,
     })?;
     // Checked before reading, so that a corrupt header cannot ask for an absurd allocation.
-    let element_bytes = if dtype == DtypeArg::F32 { 4 } else { 8 };
-    let needed = nz as u128 * ny as u128 * nx as u128 * element_bytes;
+    let needed = nz as u128 * ny as u128 * nx as u128 * dtype.bytes() as u128;
     let data_bytes = reader.stream_position().map(|at| file_len.saturating_sub(at)).unwrap_or(0);
     if u128::from(data_bytes) != needed {
         return Err(bad(format!(
-            "it holds {data_bytes} bytes of data, but a {nz}x{ny}x{nx} {} grid needs {needed}",
-            dtype.name()
+            "it holds {data_bytes} bytes of data, but a {nz}x{ny}x{nx} {dtype} grid needs {needed}"
         )));
     }
     let shape = (nz, ny, nx);
     Ok(match dtype {
-        DtypeArg::F32 => NpyGrid::F32(read_npy_data(reader, &header, shape).map_err(bad)?),
-        DtypeArg::F64 => NpyGrid::F64(read_npy_data(reader, &header, shape).map_err(bad)?),
-        DtypeArg::All => unreachable!("npy_dtype names one element type"),
+        Precision::F32 => NpyGrid::F32(read_npy_data(reader, &header, shape).map_err(bad)?),
+        Precision::F64 => NpyGrid::F64(read_npy_data(reader, &header, shape).map_err(bad)?),
     })
 }
 
@@ -453,14 +476,13 @@ fn write_grid_npy<T: WritableElement>(path: &Path, grid: &Array3<T>) -> Result<(
 
 /// The element types to run: `--dtype` (default all), or with `--input` the file's, which
 /// `--dtype` may only repeat.
-fn chosen_dtype(requested: Option<DtypeArg>, file: Option<DtypeArg>) -> Result<DtypeArg> {
+fn chosen_dtype(requested: Option<DtypeArg>, file: Option<Precision>) -> Result<DtypeArg> {
     match (requested, file) {
-        (Some(asked), Some(found)) if asked != found => Err(Error::BadArgument(format!(
-            "--dtype {} does not match the --input file, which holds {}; leave --dtype out",
-            asked.name(),
-            found.name()
+        (Some(asked), Some(found)) if asked != DtypeArg::One(found) => Err(Error::BadArgument(format!(
+            "--dtype {} does not match the --input file, which holds {found}; leave --dtype out",
+            asked.name()
         ))),
-        (_, Some(found)) => Ok(found),
+        (_, Some(found)) => Ok(DtypeArg::One(found)),
         (asked, None) => Ok(asked.unwrap_or(DtypeArg::All)),
     }
 }
@@ -584,15 +606,18 @@ fn run_all(gpu: &Gpu, args: &Args, file: Option<NpyGrid>, dtype: DtypeArg, seed:
         None => {
             let Grid3 { nx, ny, nz } = args.grid;
             let shape = (nz as usize, ny as usize, nx as usize);
-            if matches!(dtype, DtypeArg::F32 | DtypeArg::All) {
-                let input =
-                    step("generating the f32 input", args.json, || random::random_grid::<f32>(shape, seed))?;
-                rows.extend(run_dtype(gpu, args, input)?);
-            }
-            if matches!(dtype, DtypeArg::F64 | DtypeArg::All) {
-                let input =
-                    step("generating the f64 input", args.json, || random::random_grid::<f64>(shape, seed))?;
-                rows.extend(run_dtype(gpu, args, input)?);
+            for &precision in dtype.precisions() {
+                let what = format!("generating the {precision} input");
+                match precision {
+                    Precision::F32 => {
+                        let input = step(&what, args.json, || random::random_grid::<f32>(shape, seed))?;
+                        rows.extend(run_dtype(gpu, args, input)?);
+                    }
+                    Precision::F64 => {
+                        let input = step(&what, args.json, || random::random_grid::<f64>(shape, seed))?;
+                        rows.extend(run_dtype(gpu, args, input)?);
+                    }
+                }
             }
         }
     }
@@ -636,13 +661,8 @@ fn check_fuse(args: &Args, dtype: DtypeArg) -> Result<()> {
     if !args.variant.0.contains(&StencilVariant::Temporal) {
         return Ok(());
     }
-    let precisions: &[Precision] = match dtype {
-        DtypeArg::F32 => &[Precision::F32],
-        DtypeArg::F64 => &[Precision::F64],
-        DtypeArg::All => &Precision::ALL,
-    };
     let fuse = args.fuse.map(|k| k as usize);
-    precisions.iter().try_for_each(|&p| temporal::schedule(args.steps as usize, fuse, p).map(drop))
+    dtype.precisions().iter().try_for_each(|&p| temporal::schedule(args.steps as usize, fuse, p).map(drop))
 }
 
 /// Refuses, before the kernels load or anything is allocated, a grid that the GPU or the host
@@ -650,13 +670,10 @@ fn check_fuse(args: &Args, dtype: DtypeArg) -> Result<()> {
 fn preflight(args: &Args, grid: Grid3, dtype: DtypeArg) -> Result<()> {
     let (free, _) = host::gpu::device_memory(args.device)?;
     let available = preflight::host_available();
-    let mut needs = Vec::new();
-    if matches!(dtype, DtypeArg::F32 | DtypeArg::All) {
-        needs.push(StencilNeed::of::<f32>(grid));
-    }
-    if matches!(dtype, DtypeArg::F64 | DtypeArg::All) {
-        needs.push(StencilNeed::of::<f64>(grid));
-    }
+    let needs = dtype.precisions().iter().map(|&precision| match precision {
+        Precision::F32 => StencilNeed::of::<f32>(grid),
+        Precision::F64 => StencilNeed::of::<f64>(grid),
+    });
     for need in needs {
         need.check_device(free as u64)?;
         need.check_host(!args.no_verify, available)?;
@@ -669,7 +686,7 @@ fn run(args: &Args) -> Result<ExitCode> {
         return run_gpus(args, count);
     }
     let file = args.input.as_deref().map(read_grid_npy).transpose()?;
-    let dtype = chosen_dtype(args.dtype, file.as_ref().map(NpyGrid::dtype))?;
+    let dtype = chosen_dtype(args.dtype, file.as_ref().map(NpyGrid::precision))?;
     check_output(args, dtype)?;
     let grid = file.as_ref().map_or(args.grid, NpyGrid::grid);
     check_shape(args, grid)?;
@@ -922,12 +939,13 @@ mod tests {
 
     #[test]
     fn dtype_must_be_absent_or_match_the_input_file() {
-        use DtypeArg::*;
+        use DtypeArg::{All, One};
+        use Precision::{F32, F64};
         assert_eq!(chosen_dtype(None, None).unwrap(), All);
-        assert_eq!(chosen_dtype(Some(F64), None).unwrap(), F64);
-        assert_eq!(chosen_dtype(None, Some(F32)).unwrap(), F32);
-        assert_eq!(chosen_dtype(Some(F64), Some(F64)).unwrap(), F64);
-        for asked in [F32, All] {
+        assert_eq!(chosen_dtype(Some(One(F64)), None).unwrap(), One(F64));
+        assert_eq!(chosen_dtype(None, Some(F32)).unwrap(), One(F32));
+        assert_eq!(chosen_dtype(Some(One(F64)), Some(F64)).unwrap(), One(F64));
+        for asked in [One(F32), All] {
             let err = chosen_dtype(Some(asked), Some(F64)).unwrap_err();
             assert!(matches!(err, Error::BadArgument(_)), "{err}");
             assert!(err.to_string().contains("which holds f64"), "{err}");
@@ -938,10 +956,10 @@ mod tests {
     fn output_needs_one_variant_and_one_dtype() {
         let check = |extra: &[&str], dtype| check_output(&parse(extra).unwrap(), dtype);
         assert!(check(&[], DtypeArg::All).is_ok(), "no --output, no constraint");
-        assert!(check(&["--output", "o.npy", "--variant", "basic"], DtypeArg::F32).is_ok());
+        assert!(check(&["--output", "o.npy", "--variant", "basic"], DtypeArg::One(Precision::F32)).is_ok());
         for (extra, dtype) in [
-            (&["--output", "o.npy"][..], DtypeArg::F32),
-            (&["--output", "o.npy", "--variant", "basic,streaming"][..], DtypeArg::F64),
+            (&["--output", "o.npy"][..], DtypeArg::One(Precision::F32)),
+            (&["--output", "o.npy", "--variant", "basic,streaming"][..], DtypeArg::One(Precision::F64)),
             (&["--output", "o.npy", "--variant", "basic"][..], DtypeArg::All),
         ] {
             let err = check(extra, dtype).unwrap_err();
@@ -998,10 +1016,22 @@ mod tests {
 
     #[test]
     fn npy_type_descriptors() {
-        assert_eq!(npy_dtype("<f4"), Some(DtypeArg::F32));
-        assert_eq!(npy_dtype(">f8"), Some(DtypeArg::F64));
+        assert_eq!(npy_dtype("<f4"), Some(Precision::F32));
+        assert_eq!(npy_dtype(">f8"), Some(Precision::F64));
         for other in ["<f2", "<i4", "f4", "|u1", ""] {
             assert_eq!(npy_dtype(other), None, "{other}");
         }
+    }
+
+    #[test]
+    fn dtypes_are_parsed_by_name() {
+        assert_eq!(parse(&["--dtype", "f64"]).unwrap().dtype, Some(DtypeArg::One(Precision::F64)));
+        assert_eq!(parse(&["--dtype", "all"]).unwrap().dtype, Some(DtypeArg::All));
+        assert_eq!(DtypeArg::All.precisions(), Precision::ALL);
+        assert_eq!(DtypeArg::One(Precision::F32).precisions(), [Precision::F32]);
+        let err = parse_dtype("f16").unwrap_err();
+        assert!(err.contains("unknown element type `f16`: expected one of f32, f64, all"), "{err}");
+        let err = parse(&["--dtype", "F32"]).unwrap_err().to_string();
+        assert!(err.contains("[possible values: f32, f64, all]"), "{err}");
     }
 }
