@@ -24,9 +24,9 @@
 //!   transaction barrier ([`load_bulk`](PathTile::load_bulk)). Each run then sits in shared
 //!   memory at the same offset from a 32-byte sector as in global memory
 //!   ([`bulk`](PathTile::bulk)): with only 16 bytes in common, every other run's copy read
-//!   about one sector in eight twice (on an H200, `ncu`: 12 % more L2 reads, and few-unique
-//!   keys, whose runs start anywhere, merged 3 % slower than all-equal ones, which start on
-//!   sectors). Older GPUs [`gather`](PathTile::gather) the keys through
+//!   about one sector in eight twice (on an H200, `ncu`, few-unique keys, whose runs start
+//!   anywhere: 12 % more L2 reads, and a merge kernel 5.5 % slower than on all-equal keys,
+//!   whose runs start on sectors). Older GPUs [`gather`](PathTile::gather) the keys through
 //!   registers, consecutive threads reading consecutive keys, A's from position 0 and B's
 //!   after A's end marks.
 //! * **End marks**: the greatest key after each run ([`mark_run_ends`](PathTile::mark_run_ends)),
