@@ -44,6 +44,15 @@ impl Precision {
         }
     }
 
+    /// `f32` if this is [`F32`](Self::F32), else `f64`: what a choice per element type (a tile
+    /// shape, a kernel list) reads as one line.
+    pub fn pick<T>(self, f32: T, f64: T) -> T {
+        match self {
+            Precision::F32 => f32,
+            Precision::F64 => f64,
+        }
+    }
+
     /// The type named `name` (`"f32"` or `"f64"`, exactly); `None` for any other name.
     pub fn from_name(name: &str) -> Option<Self> {
         Self::ALL.into_iter().find(|p| p.name() == name)
@@ -96,6 +105,7 @@ mod tests {
             assert_eq!(Precision::from_name(precision.name()), Some(precision));
             assert_eq!(precision.to_string(), precision.name());
         }
+        assert_eq!((Precision::F32.pick(4, 8), Precision::F64.pick(4, 8)), (4, 8));
         for other in ["i32", "f16", "F32", " f64", "all", ""] {
             assert_eq!(Precision::from_name(other), None, "{other}");
         }

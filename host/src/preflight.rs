@@ -68,8 +68,13 @@ pub struct StencilNeed {
 impl StencilNeed {
     /// The need of a grid of `T`.
     pub fn of<T: Element>(grid: Grid3) -> Self {
+        Self::new(grid, T::PRECISION)
+    }
+
+    /// The need of a grid of elements of type `precision`.
+    pub fn new(grid: Grid3, precision: Precision) -> Self {
         let Grid3 { nx, ny, nz } = grid;
-        Self { shape: (nz.into(), ny.into(), nx.into()), precision: T::PRECISION }
+        Self { shape: (nz.into(), ny.into(), nx.into()), precision }
     }
 
     /// Grids on the GPU: the input and two buffers that ping-pong over the time steps.

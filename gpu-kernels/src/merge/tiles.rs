@@ -130,7 +130,12 @@ pub fn thread_range(tid: usize, c_tile: usize, elements_per_thread: usize) -> (u
 /// Keys of `key_bytes` bytes in 16 bytes (one for keys of 16 bytes or more): a vector load
 /// or store, and a bulk copy's unit.
 pub const fn keys_per_16_bytes(key_bytes: usize) -> usize {
-    if key_bytes < 16 { 16 / key_bytes } else { 1 }
+    keys_in(16, key_bytes)
+}
+
+/// Keys of `key_bytes` bytes in `bytes` bytes, at least one.
+const fn keys_in(bytes: usize, key_bytes: usize) -> usize {
+    if key_bytes < bytes { bytes / key_bytes } else { 1 }
 }
 
 /// The bytes of a DRAM sector (the unit L2 reads from DRAM and serves): a merge-path block's bulk
@@ -140,7 +145,7 @@ pub const SECTOR_BYTES: usize = 32;
 
 /// Keys of `key_bytes` bytes to a [`SECTOR_BYTES`] sector (one for keys of a sector or more).
 pub const fn keys_per_sector(key_bytes: usize) -> usize {
-    if key_bytes < SECTOR_BYTES { SECTOR_BYTES / key_bytes } else { 1 }
+    keys_in(SECTOR_BYTES, key_bytes)
 }
 
 /// The greatest keys a merge-path block writes after A's run in shared memory, for threads of

@@ -670,10 +670,7 @@ fn check_fuse(args: &Args, dtype: DtypeArg) -> Result<()> {
 fn preflight(args: &Args, grid: Grid3, dtype: DtypeArg) -> Result<()> {
     let (free, _) = host::gpu::device_memory(args.device)?;
     let available = preflight::host_available();
-    let needs = dtype.precisions().iter().map(|&precision| match precision {
-        Precision::F32 => StencilNeed::of::<f32>(grid),
-        Precision::F64 => StencilNeed::of::<f64>(grid),
-    });
+    let needs = dtype.precisions().iter().map(|&precision| StencilNeed::new(grid, precision));
     for need in needs {
         need.check_device(free as u64)?;
         need.check_host(!args.no_verify, available)?;

@@ -42,17 +42,11 @@ pub fn kernels(shape: StencilShape, precision: Precision) -> Vec<(usize, usize, 
     match shape {
         StencilShape::Star7 => Vec::new(),
         StencilShape::Box27 => {
-            let built = match precision {
-                Precision::F32 => BOX_KERNELS_F32,
-                Precision::F64 => BOX_KERNELS_F64,
-            };
+            let built = precision.pick(BOX_KERNELS_F32, BOX_KERNELS_F64);
             built.iter().map(|&(v, rows)| (v, rows, 0)).collect()
         }
         StencilShape::Star13 | StencilShape::Star25 => {
-            let built = match precision {
-                Precision::F32 => STAR_KERNELS_F32,
-                Precision::F64 => STAR_KERNELS_F64,
-            };
+            let built = precision.pick(STAR_KERNELS_F32, STAR_KERNELS_F64);
             built.iter().filter(|k| k.0 == shape.radius()).map(|&(_, v, a)| (v, 1, a)).collect()
         }
     }
@@ -61,10 +55,7 @@ pub fn kernels(shape: StencilShape, precision: Precision) -> Vec<(usize, usize, 
 /// The stars' kernels built for `shape` in `precision` with their halo in shared memory
 /// ([`HALO_IN_SHARED`]), as `(vector, block)`; none for the other shapes.
 pub fn shared_kernels(shape: StencilShape, precision: Precision) -> impl Iterator<Item = (usize, [u32; 2])> {
-    let built = match precision {
-        Precision::F32 => STAR_SHARED_KERNELS_F32,
-        Precision::F64 => STAR_SHARED_KERNELS_F64,
-    };
+    let built = precision.pick(STAR_SHARED_KERNELS_F32, STAR_SHARED_KERNELS_F64);
     let star = matches!(shape, StencilShape::Star13 | StencilShape::Star25);
     built
         .iter()

@@ -20,35 +20,23 @@ use crate::{Error, Precision, Result};
 
 /// The default shape for elements of type `precision`.
 pub fn default_shape(precision: Precision) -> StreamingShape {
-    match precision {
-        Precision::F32 => STREAMING_F32,
-        Precision::F64 => STREAMING_F64,
-    }
+    precision.pick(STREAMING_F32, STREAMING_F64)
 }
 
 /// The shape along y for elements of type `precision`, for grids whose x–y plane does not fit
 /// in one wave of the default.
 pub fn along_y_shape(precision: Precision) -> StreamingShape {
-    match precision {
-        Precision::F32 => STREAMING_ALONG_Y_F32,
-        Precision::F64 => STREAMING_ALONG_Y_F64,
-    }
+    precision.pick(STREAMING_ALONG_Y_F32, STREAMING_ALONG_Y_F64)
 }
 
 /// The benchmarks' sweep of shapes for `precision`, the default first.
 pub fn sweep(precision: Precision) -> &'static [StreamingShape] {
-    match precision {
-        Precision::F32 => &STREAMING_SWEEP_F32,
-        Precision::F64 => &STREAMING_SWEEP_F64,
-    }
+    precision.pick(&STREAMING_SWEEP_F32, &STREAMING_SWEEP_F64)
 }
 
 /// Every streaming entry point built for `precision`.
 pub fn kernels(precision: Precision) -> &'static [StreamingKernel] {
-    match precision {
-        Precision::F32 => STREAMING_KERNELS_F32,
-        Precision::F64 => STREAMING_KERNELS_F64,
-    }
+    precision.pick(STREAMING_KERNELS_F32, STREAMING_KERNELS_F64)
 }
 
 /// `shape` fitted to the grid's rows: when its vector width does not divide `nx`, the widest
@@ -200,10 +188,7 @@ pub fn launch(shape: StreamingShape, grid: Grid3, z: Range<u32>, resident: usize
 /// The share of L2 (percent) that a run of steps in `precision` keeps for the next step by
 /// default ([`KEPT_L2_PERCENT_F64`], [`KEPT_L2_PERCENT_F32`]).
 pub fn kept_l2_percent(precision: Precision) -> u32 {
-    match precision {
-        Precision::F32 => KEPT_L2_PERCENT_F32,
-        Precision::F64 => KEPT_L2_PERCENT_F64,
-    }
+    precision.pick(KEPT_L2_PERCENT_F32, KEPT_L2_PERCENT_F64)
 }
 
 /// The planes each run of `launch` (of `shape` on `grid`, elements of `element_bytes`) stores to

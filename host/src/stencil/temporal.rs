@@ -21,26 +21,17 @@ use crate::{Error, Precision, Result};
 
 /// The default shape for elements of type `precision`.
 pub fn default_shape(precision: Precision) -> TemporalShape {
-    match precision {
-        Precision::F32 => TEMPORAL_F32,
-        Precision::F64 => TEMPORAL_F64,
-    }
+    precision.pick(TEMPORAL_F32, TEMPORAL_F64)
 }
 
 /// Every temporal entry point built for `precision`.
 pub fn kernels(precision: Precision) -> &'static [TemporalKernel] {
-    match precision {
-        Precision::F32 => TEMPORAL_KERNELS_F32,
-        Precision::F64 => TEMPORAL_KERNELS_F64,
-    }
+    precision.pick(TEMPORAL_KERNELS_F32, TEMPORAL_KERNELS_F64)
 }
 
 /// The benchmarks' sweep of shapes for `precision` (it holds the default).
 pub fn sweep(precision: Precision) -> &'static [TemporalShape] {
-    match precision {
-        Precision::F32 => &TEMPORAL_SWEEP_F32,
-        Precision::F64 => &TEMPORAL_SWEEP_F64,
-    }
+    precision.pick(&TEMPORAL_SWEEP_F32, &TEMPORAL_SWEEP_F64)
 }
 
 /// The built fusion depths for `precision`, ascending, without repeats.
