@@ -733,6 +733,35 @@ pub mod l2 {
     }
 }
 
+/// Programmatic dependent launch (Hopper, `griddepcontrol`, sm_90 and PTX 7.8): a kernel the
+/// host launches with the programmatic-serialization attribute may start before the kernel ahead
+/// of it on the stream has finished, and must [`wait`](grid_dependency::wait) before it reads
+/// that kernel's results; the kernel ahead may let it start early
+/// ([`launch_dependents`](grid_dependency::launch_dependents)). Both do nothing in the portable
+/// build and on the host, and `wait` returns at once in a kernel launched without the attribute.
+pub mod grid_dependency {
+    /// Waits until every kernel this launch depends on has finished and its writes are visible.
+    #[inline(always)]
+    pub fn wait() {
+        #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+        // SAFETY: a wait; it reads no operand. Not `nomem`: no load may move above it.
+        unsafe {
+            core::arch::asm!("griddepcontrol.wait;", options(nostack, preserves_flags))
+        }
+    }
+
+    /// Lets the kernels that depend on this launch start once every block of it has said so
+    /// (or ended): their blocks wait in [`wait`] for this launch's writes.
+    #[inline(always)]
+    pub fn launch_dependents() {
+        #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
+        // SAFETY: a signal to the scheduler; it reads and writes no memory of the kernel.
+        unsafe {
+            core::arch::asm!("griddepcontrol.launch_dependents;", options(nostack, preserves_flags))
+        }
+    }
+}
+
 /// Hopper's bulk copies (`cp.async.bulk`, sm_90 and PTX 8.0): one thread asks the copy engine
 /// to move a 16-byte-aligned range from global to shared memory, and the block waits on a
 /// transaction barrier (`mbarrier`) in shared memory that counts the bytes as they land. No

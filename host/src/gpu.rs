@@ -104,6 +104,50 @@ fn open_context(ordinal: usize) -> Result<Arc<CudaContext>> {
     CudaContext::new(ordinal).context(|| format!("creating a context on GPU {ordinal}"))
 }
 
+/// Launches `function` on `stream` with `config`, allowed to start while the kernel ahead of it
+/// on the stream finishes (programmatic dependent launch, compute capability 9.0 and up, the
+/// Hopper build: see [`Gpu::overlaps_dependent_launches`]). The kernel must wait
+/// (`gpu_kernels::device::grid_dependency::wait`) before it reads what the kernel ahead writes.
+/// `words` are the kernel's parameters, each 8 bytes: device pointers and 64-bit counts.
+///
+/// # Safety
+/// As a kernel launch: `words` are the kernel's parameters in order, each of 8 bytes; every
+/// buffer they point to stays alive, and is neither read nor written elsewhere against the
+/// stream's order, until the kernel has run.
+pub unsafe fn launch_overlapping(
+    stream: &CudaStream,
+    function: &CudaFunction,
+    config: LaunchConfig,
+    words: &[u64],
+) -> std::result::Result<(), cudarc::driver::DriverError> {
+    let mut params: Vec<*mut std::ffi::c_void> =
+        words.iter().map(|word| (word as *const u64).cast_mut().cast()).collect();
+    let mut attribute = sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+        pad: [0; 4],
+        value: sys::CUlaunchAttributeValue { programmaticStreamSerializationAllowed: 1 },
+    };
+    let launch = sys::CUlaunchConfig {
+        gridDimX: config.grid_dim.0,
+        gridDimY: config.grid_dim.1,
+        gridDimZ: config.grid_dim.2,
+        blockDimX: config.block_dim.0,
+        blockDimY: config.block_dim.1,
+        blockDimZ: config.block_dim.2,
+        sharedMemBytes: config.shared_mem_bytes,
+        hStream: stream.cu_stream(),
+        attrs: &mut attribute,
+        numAttrs: 1,
+    };
+    stream.context().bind_to_thread()?;
+    // SAFETY: per the caller; the configuration, its attribute and the parameters' words live
+    // through the call, which copies them.
+    unsafe {
+        sys::cuLaunchKernelEx(&launch, function.cu_function(), params.as_mut_ptr(), std::ptr::null_mut())
+    }
+    .result()
+}
+
 /// How many GPUs the driver sees; [`Error::NoDriver`] when `libcuda` cannot be loaded.
 pub fn device_count() -> Result<usize> {
     // SAFETY: only probes whether the shared library can be loaded.
@@ -171,6 +215,14 @@ impl Gpu {
             ptx_arch,
         };
         Ok(Self { info, ctx, stream, module, functions: Mutex::new(HashMap::new()) })
+    }
+
+    /// Whether a kernel that reads what the kernel ahead of it wrote may be launched to overlap
+    /// that kernel's end ([`launch_overlapping`]): true with the Hopper build of the kernels,
+    /// whose readers wait for the kernel ahead (`griddepcontrol.wait`); the portable build has
+    /// no such wait.
+    pub fn overlaps_dependent_launches(&self) -> bool {
+        self.info.ptx_arch == HOPPER_ARCH
     }
 
     /// The stream all work of this GPU runs on.

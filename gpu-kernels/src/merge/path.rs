@@ -9,7 +9,10 @@
 //!   first levels are the same few keys for every tile and the caches serve them; only the deep
 //!   levels and B's probes reach DRAM. On an H200 (2^27 + 2^27 `i32`, `ncu`) that took the
 //!   partition from 131 MB of DRAM reads and 62 µs (the book's bisection) to 84 MB and 43 µs:
-//!   nearly every probe is a DRAM access of its own, and their count sets the time.
+//!   nearly every probe is a DRAM access of its own, and their count sets the time. On Hopper
+//!   the host launches the merge kernel to overlap the partition's end (programmatic dependent
+//!   launch): the partition lets it start at once, and its blocks wait for the partition's
+//!   writes (`device::grid_dependency`) before they read their splits ([`block_tile`]).
 //! * The **merge kernel** ([`merge_path`]) gives each block exactly one tile: no loop of tiles,
 //!   no keys loaded and thrown away. The block loads its tile's keys of A and of B into shared
 //!   memory, each thread co-ranks its own `ITEMS` outputs there and
@@ -57,6 +60,7 @@ use super::order::KeyOrder;
 use super::sequential::{co_rank_in, co_rank_shared_probes};
 use super::tiles::{PathShape, SECTOR_BYTES, a_end_marks, keys_per_16_bytes, keys_per_sector};
 use crate::device::bulk::{self, Barrier};
+use crate::device::grid_dependency;
 use crate::device::store_global_16;
 use crate::device::thread::*;
 use crate::device::warp;
@@ -533,6 +537,8 @@ pub unsafe fn merge_path_partition<K: MergeKey, O: KeyOrder<K>>(
     tile_size: usize,
     splits: *mut usize,
 ) {
+    // The merge may start now: its blocks wait for these co-ranks (on Hopper).
+    grid_dependency::launch_dependents();
     let t = block_idx_x() as usize * block_dim_x() as usize + thread_idx_x() as usize;
     // SAFETY: per the caller.
     unsafe { merge_path_partition_thread::<K, O>(t, a, m, b, n, tile_size, splits) }
@@ -614,6 +620,8 @@ pub(super) unsafe fn block_tile<const BLOCK: usize, const ITEMS: usize>(
     splits: *const usize,
 ) -> PathTile {
     let shape = PathShape::new(BLOCK, ITEMS);
+    // The partition may still be running (a launch that overlaps it, on Hopper).
+    grid_dependency::wait();
     // SAFETY: per the caller.
     unsafe { PathTile::new(tile_index, shape, total, *splits.add(tile_index), *splits.add(tile_index + 1)) }
 }

@@ -22,7 +22,7 @@
 use std::marker::PhantomData;
 
 use bytemuck::{Pod, Zeroable};
-use cudarc::driver::{CudaSlice, PushKernelArg};
+use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, PushKernelArg};
 use gpu_kernels::merge::tiles::PathShape;
 use gpu_kernels::merge::{Ascending, KeyOrder};
 use gpu_kernels::merge::{
@@ -291,9 +291,26 @@ impl<'g, K: HostKey, V: MergeValue> MergeByKeyProblem<'g, K, V> {
         let tiles = shape.tiles(self.len());
         let mut splits = self.keys.take_splits(tiles)?;
         let tile_size = shape.tile_size() as u64;
+        // The merge may start as the partition ends (see `MergeProblem::run_path`).
+        let overlap = gpu.overlaps_dependent_launches();
         let (a_values, b_values, c_values) = (&self.a_values, &self.b_values, &mut self.c_values);
         let timed = self.keys.time_launches(&label, |stream, (a, m, b, n, c)| {
             launch_partition(stream, &partition, (a, m, b, n), tile_size, &mut splits, &label)?;
+            if overlap {
+                let (a_ptr, _a) = a.device_ptr(stream);
+                let (a_values_ptr, _av) = a_values.device_ptr(stream);
+                let (b_ptr, _b) = b.device_ptr(stream);
+                let (b_values_ptr, _bv) = b_values.device_ptr(stream);
+                let (c_ptr, _c) = c.device_ptr_mut(stream);
+                let (c_values_ptr, _cv) = c_values.device_ptr_mut(stream);
+                let (splits_ptr, _splits) = splits.device_ptr(stream);
+                let words =
+                    [a_ptr, a_values_ptr, *m, b_ptr, b_values_ptr, *n, c_ptr, c_values_ptr, splits_ptr];
+                // SAFETY: as below, the nine parameters in order; the merge's blocks wait for the
+                // partition (`grid_dependency::wait` in `block_tile`) before they read the splits.
+                return unsafe { crate::gpu::launch_overlapping(stream, &merge, config, &words) }
+                    .context(|| format!("launching the {label} merge"));
+            }
             let mut launch = stream.launch_builder(&merge);
             launch.arg(a).arg(a_values).arg(m).arg(b).arg(b_values).arg(n).arg(c).arg(c_values).arg(&splits);
             // SAFETY: `merge_path_by_key_b<B>_i<I>_<t>_v<bytes>(a, a_values, m, b, b_values, n, c,

@@ -2,7 +2,9 @@
 //! variant at any coarsening factor (the book's) or shape (merge path) it is built with, or of
 //! any kernel with the book's signature (for benchmarks and the CLI).
 
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{
+    CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
+};
 use gpu_kernels::merge::tiles::PathShape;
 use gpu_kernels::merge::{Ascending, KeyOrder};
 
@@ -158,8 +160,28 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
         let tiles = shape.tiles(self.m + self.n);
         let mut splits = self.take_splits(tiles)?;
         let tile_size = shape.tile_size() as u64;
+        // The merge may start as the partition ends (a pipelined block reads splits as it goes,
+        // without the wait).
+        let overlap = self.gpu.overlaps_dependent_launches() && !shape.pipelined;
         let timed = self.time_launches(&label, |stream, (a, m, b, n, c)| {
             launch_partition(stream, &partition, (a, m, b, n), tile_size, &mut splits, &label)?;
+            if overlap {
+                let (a_ptr, _a) = a.device_ptr(stream);
+                let (b_ptr, _b) = b.device_ptr(stream);
+                let (c_ptr, _c) = c.device_ptr_mut(stream);
+                let (splits_ptr, _splits) = splits.device_ptr(stream);
+                // SAFETY: as below, the six parameters in order; the merge's blocks wait for the
+                // partition (`grid_dependency::wait` in `block_tile`) before they read the splits.
+                return unsafe {
+                    crate::gpu::launch_overlapping(
+                        stream,
+                        &merge,
+                        config,
+                        &[a_ptr, *m, b_ptr, *n, c_ptr, splits_ptr],
+                    )
+                }
+                .context(|| format!("launching the {label} merge"));
+            }
             let mut launch = stream.launch_builder(&merge);
             launch.arg(a).arg(m).arg(b).arg(n).arg(c).arg(&splits);
             // SAFETY: `merge_path_[pipelined_]b<B>_i<I>_<t>(a, m, b, n, c, splits)`: the
