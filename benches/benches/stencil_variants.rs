@@ -82,7 +82,7 @@ fn checked_twin<T: Element>(
     }
     let entry = or_exit(variant.entry_point_with_tile(T::PRECISION, tile));
     let function = twins?.function(&entry)?;
-    let config = or_exit(variant.launch_config_with_tile(problem.grid(), size_of::<T>(), tile));
+    let config = or_exit(variant.launch_config_with_tile(problem.grid(), T::PRECISION, tile));
     or_exit(problem.run_with_tile(variant, tile, 1));
     let rust = or_exit(problem.output());
     or_exit(problem.run_function(&function, config, &format!("cuda_{entry}"), 1));

@@ -17,16 +17,14 @@ pub fn entry_points() -> Vec<(String, usize)> {
             for precision in Precision::ALL {
                 // The stencils' shared memory does not depend on the grid.
                 let probe = gpu_kernels::stencil::Grid3 { nx: 3, ny: 3, nz: 3 };
-                let config = variant
-                    .launch_config_with_tile(probe, precision.bytes(), tile)
-                    .expect("a 3³ grid launches");
+                let config =
+                    variant.launch_config_with_tile(probe, precision, tile).expect("a 3³ grid launches");
                 let entry = variant.entry_point_with_tile(precision, tile).expect("tile of the variant");
                 entries.push((entry, config.shared_mem_bytes as usize));
             }
         }
     }
     for precision in Precision::ALL {
-        let bytes = precision.bytes();
         for &kernel in streaming::kernels(precision) {
             let entry =
                 streaming::entry_point(streaming::shape_of(kernel), precision).expect("a built kernel");
@@ -39,12 +37,13 @@ pub fn entry_points() -> Vec<(String, usize)> {
         }
         for order in [2, 4] {
             let probe = gpu_kernels::stencil::Grid3 { nx: 9, ny: 9, nz: 9 };
-            let (entry, config) = high_order::star_tiled_launch(order, probe, bytes).expect("orders 2 and 4");
+            let (entry, config) =
+                high_order::star_tiled_launch(order, probe, precision).expect("orders 2 and 4");
             entries.push((entry, config.shared_mem_bytes as usize));
         }
         for &shape in temporal::sweep(precision) {
             let entry = temporal::entry_point(shape, precision).expect("a built kernel");
-            entries.push((entry, temporal::shared_bytes(shape, bytes)));
+            entries.push((entry, temporal::shared_bytes(shape, precision)));
         }
     }
     // A temporal kernel's shared memory grows with the warps of its shapes: keep the largest.

@@ -19,7 +19,7 @@ use gpu_kernels::stencil::box27::BoxCoeffs;
 use gpu_kernels::stencil::star::StarCoeffs;
 use ndarray::{Array3, ArrayView3};
 
-use super::variant::{MAX_GRID_YZ, precision_of};
+use super::variant::MAX_GRID_YZ;
 use super::{StencilProblem, StencilShape, StencilVariant, streaming};
 use crate::{Element, Error, Precision, Result};
 
@@ -221,10 +221,9 @@ pub fn variants(shape: StencilShape) -> &'static [StencilVariant] {
     }
 }
 
-/// Grid, block and shared memory of the tiled order-`order` star on `grid`: `T³` threads per
-/// block, one block per output tile of edge `T − 2R`.
-pub fn star_tiled_launch(order: usize, grid: Grid3, element_bytes: usize) -> Result<(String, LaunchConfig)> {
-    let precision = precision_of(element_bytes);
+/// Entry point, grid, block and shared memory of the tiled order-`order` star on `grid` with
+/// elements of `precision`: `T³` threads per block, one block per output tile of edge `T − 2R`.
+pub fn star_tiled_launch(order: usize, grid: Grid3, precision: Precision) -> Result<(String, LaunchConfig)> {
     star_shape(order)?;
     let t = star_tiled_in_tile_dim(order) as u32;
     let out = t - 2 * order as u32;
@@ -237,7 +236,7 @@ pub fn star_tiled_launch(order: usize, grid: Grid3, element_bytes: usize) -> Res
             grid_dim.2
         )));
     }
-    let shared_mem_bytes = (t * t * t) as usize * element_bytes;
+    let shared_mem_bytes = (t * t * t) as usize * precision.bytes();
     let config = LaunchConfig { grid_dim, block_dim: (t, t, t), shared_mem_bytes: shared_mem_bytes as u32 };
     Ok((format!("stencil_star{order}_shared_tiled_{}", precision.name()), config))
 }
@@ -429,7 +428,8 @@ mod tests {
         assert_eq!((huge.kernel.ahead, huge.kernel.vector), (1, 2));
         let c = star_coeffs::<f64, 2>(&[-7.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
         assert_eq!((c.center, c.x, c.y, c.z), (-7.5, [1.0, 2.0], [3.0, 4.0], [5.0, 6.0]));
-        let (entry, tiled) = star_tiled_launch(4, Grid3 { nx: 512, ny: 512, nz: 512 }, 4).unwrap();
+        let (entry, tiled) =
+            star_tiled_launch(4, Grid3 { nx: 512, ny: 512, nz: 512 }, Precision::F32).unwrap();
         assert_eq!(
             (entry.as_str(), tiled.block_dim, tiled.grid_dim),
             ("stencil_star4_shared_tiled_f32", (10, 10, 10), (256, 256, 256))

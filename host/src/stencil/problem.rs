@@ -148,7 +148,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         let mut launches = Vec::new();
         if let Some(shape) = schedule.shape.filter(|_| schedule.passes > 0) {
             let function = self.gpu.function(&temporal::entry_point(shape, T::PRECISION)?)?;
-            let shared = temporal::shared_bytes(shape, size_of::<T>());
+            let shared = temporal::shared_bytes(shape, T::PRECISION);
             self.gpu.allow_shared_memory(&function, shared, "temporal stencil")?;
             let threads = shape.warps * gpu_kernels::device::warp::LANES;
             let most = function
@@ -162,7 +162,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
             }
             let resident = self.gpu.resident_blocks(&function, threads, shared)?;
             let runs = temporal::runs(shape, self.grid, resident);
-            let config = temporal::launch_config(shape, self.grid, size_of::<T>(), runs)?;
+            let config = temporal::launch_config(shape, self.grid, T::PRECISION, runs)?;
             let label = format!("temporal {} ({})", T::PRECISION, temporal::Describe(shape));
             launches.push((StepLaunch::one(function, config, label), schedule.passes));
         }
@@ -243,7 +243,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// The entry point of `variant` with input-tile edge `tile`, its launch shape and label.
     fn tile_launch(&self, variant: StencilVariant, tile: usize) -> Result<StepLaunch> {
         let function = self.gpu.function(&variant.entry_point_with_tile(T::PRECISION, tile)?)?;
-        let config = variant.launch_config_with_tile(self.grid, size_of::<T>(), tile)?;
+        let config = variant.launch_config_with_tile(self.grid, T::PRECISION, tile)?;
         Ok(StepLaunch::one(function, config, format!("{variant} {} (T = {tile})", T::PRECISION)))
     }
 
@@ -469,7 +469,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     {
         let shape = super::high_order::star_shape(R)?;
         shape.check_grid(self.grid)?;
-        let (entry, config) = super::high_order::star_tiled_launch(R, self.grid, size_of::<T>())?;
+        let (entry, config) = super::high_order::star_tiled_launch(R, self.grid, T::PRECISION)?;
         let function = self.gpu.function(&entry)?;
         let label = format!("{shape} shared-tiled {}", T::PRECISION);
         self.run_launches_with(&[(StepLaunch::one(function, config, label), steps)], coeffs)

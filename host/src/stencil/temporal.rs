@@ -153,17 +153,17 @@ pub fn runs(shape: TemporalShape, grid: Grid3, resident_blocks: usize) -> u32 {
     (1..=most).min_by_key(|&runs| (cost(runs), runs)).unwrap_or(1)
 }
 
-/// Bytes of shared memory per block of `shape` for elements of `element_bytes`.
-pub fn shared_bytes(shape: TemporalShape, element_bytes: usize) -> usize {
-    temporal_shared_elements(shape.kernel.depth, shape.warps as usize) * element_bytes
+/// Bytes of shared memory per block of `shape` for elements of `precision`.
+pub fn shared_bytes(shape: TemporalShape, precision: Precision) -> usize {
+    temporal_shared_elements(shape.kernel.depth, shape.warps as usize) * precision.bytes()
 }
 
 /// Blocks of 32 × `warps` threads cover the x–y plane with overlapping tiles; `runs` blocks
-/// share each column along z.
+/// share each column along z; shared memory for elements of `precision`.
 pub fn launch_config(
     shape: TemporalShape,
     grid: Grid3,
-    element_bytes: usize,
+    precision: Precision,
     runs: u32,
 ) -> Result<LaunchConfig> {
     let depth = shape.kernel.depth as u32;
@@ -185,7 +185,7 @@ pub fn launch_config(
     Ok(LaunchConfig {
         grid_dim: (bx, by, runs),
         block_dim: (LANES, shape.warps, 1),
-        shared_mem_bytes: shared_bytes(shape, element_bytes) as u32,
+        shared_mem_bytes: shared_bytes(shape, precision) as u32,
     })
 }
 
@@ -211,7 +211,7 @@ mod tests {
             assert!(sweep(precision).contains(&default_shape(precision)), "{precision}");
             for &shape in sweep(precision) {
                 assert!(entry_point(shape, precision).is_ok(), "{} {precision}", Describe(shape));
-                assert!(launch_config(shape, Grid3 { nx: 3, ny: 3, nz: 3 }, 8, 1).is_ok());
+                assert!(launch_config(shape, Grid3 { nx: 3, ny: 3, nz: 3 }, precision, 1).is_ok());
             }
             // Every built kernel is in the sweep.
             for &kernel in kernels(precision) {
@@ -249,13 +249,13 @@ mod tests {
     #[test]
     fn tiles_overlap_by_the_depth() {
         let depth_4 = TemporalShape { kernel: TemporalKernel { depth: 4, rows: 4 }, warps: 8 };
-        let config = launch_config(depth_4, CUBE_512, 4, 1).unwrap();
+        let config = launch_config(depth_4, CUBE_512, Precision::F32, 1).unwrap();
         // 32 lanes and 8 warps × 4 rows, less 4 on each side: 24 × 24 output points per tile.
         assert_eq!(config.grid_dim, (512_u32.div_ceil(24), 512_u32.div_ceil(24), 1));
         assert_eq!(config.block_dim, (32, 8, 1));
         assert_eq!(config.shared_mem_bytes as usize, 3 * 4 * 8 * 2 * 32 * 4);
         let too_deep = TemporalShape { kernel: TemporalKernel { depth: 4, rows: 1 }, warps: 8 };
-        assert!(launch_config(too_deep, CUBE_512, 4, 1).is_err());
+        assert!(launch_config(too_deep, CUBE_512, Precision::F32, 1).is_err());
     }
 
     #[test]

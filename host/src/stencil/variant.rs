@@ -127,16 +127,16 @@ impl StencilVariant {
         })
     }
 
-    /// Grid, block and shared-memory size for `grid` with elements of `element_bytes`.
-    pub fn launch_config(self, grid: Grid3, element_bytes: usize) -> Result<LaunchConfig> {
-        self.launch_config_with_tile(grid, element_bytes, self.default_tile())
+    /// Grid, block and shared-memory size for `grid` with elements of `precision`.
+    pub fn launch_config(self, grid: Grid3, precision: Precision) -> Result<LaunchConfig> {
+        self.launch_config_with_tile(grid, precision, self.default_tile())
     }
 
     /// As [`launch_config`](Self::launch_config), for the entry point of input-tile edge `tile`.
     pub fn launch_config_with_tile(
         self,
         grid: Grid3,
-        element_bytes: usize,
+        precision: Precision,
         tile: usize,
     ) -> Result<LaunchConfig> {
         let tiles = |out_tile: usize| {
@@ -157,7 +157,6 @@ impl StencilVariant {
             // `StencilProblem::run` launches it from the GPU's SM count and resident blocks
             // (`streaming::fill`, `streaming::launch`).
             Self::Streaming => {
-                let precision = precision_of(element_bytes);
                 let shape =
                     super::streaming::fit(super::streaming::default_shape(precision), grid, precision);
                 return super::streaming::launch_config(shape, grid, usize::MAX);
@@ -166,9 +165,9 @@ impl StencilVariant {
             // from the GPU's resident blocks (`temporal::runs`).
             Self::Temporal => {
                 return super::temporal::launch_config(
-                    super::temporal::default_shape(precision_of(element_bytes)),
+                    super::temporal::default_shape(precision),
                     grid,
-                    element_bytes,
+                    precision,
                     1,
                 );
             }
@@ -184,16 +183,15 @@ impl StencilVariant {
                 grid.nx
             )));
         }
-        Ok(LaunchConfig { grid_dim, block_dim, shared_mem_bytes: (shared_elements * element_bytes) as u32 })
+        Ok(LaunchConfig {
+            grid_dim,
+            block_dim,
+            shared_mem_bytes: (shared_elements * precision.bytes()) as u32,
+        })
     }
 }
 
 named_on_the_command_line!(StencilVariant, "stencil variant");
-
-/// The element type of `element_bytes` per element: `f64` for 8, else `f32`.
-pub(crate) fn precision_of(element_bytes: usize) -> Precision {
-    if element_bytes == Precision::F64.bytes() { Precision::F64 } else { Precision::F32 }
-}
 
 #[cfg(test)]
 mod tests {
@@ -213,7 +211,7 @@ mod tests {
         assert_eq!(v.entry_point_with_tile(Precision::F32, 8).unwrap(), "stencil7_register_tiled_t8_f32");
         assert_eq!(v.entry_point_with_tile(Precision::F64, 32).unwrap(), "stencil7_register_tiled_f64");
         assert!(v.entry_point_with_tile(Precision::F32, 12).unwrap_err().to_string().contains("not 12"));
-        let t16 = v.launch_config_with_tile(CUBE_512, 4, 16).unwrap();
+        let t16 = v.launch_config_with_tile(CUBE_512, Precision::F32, 16).unwrap();
         assert_eq!(
             (t16.block_dim, t16.grid_dim, t16.shared_mem_bytes),
             ((16, 16, 1), (37, 37, 37), 16 * 16 * 4)
@@ -231,20 +229,21 @@ mod tests {
 
     #[test]
     fn launch_shapes_come_from_the_tile_constants() {
-        let tiled = StencilVariant::SharedTiled.launch_config(CUBE_512, 4).unwrap();
+        let tiled = StencilVariant::SharedTiled.launch_config(CUBE_512, Precision::F32).unwrap();
         assert_eq!(tiled.block_dim, (8, 8, 8));
         assert_eq!(tiled.grid_dim, (86, 86, 86)); // ceil(512 / 6)
         assert_eq!(tiled.shared_mem_bytes, 8 * 8 * 8 * 4);
 
-        let coarsened = StencilVariant::Coarsened.launch_config(CUBE_512, 8).unwrap();
+        let coarsened = StencilVariant::Coarsened.launch_config(CUBE_512, Precision::F64).unwrap();
         assert_eq!(coarsened.block_dim, (32, 32, 1));
         assert_eq!(coarsened.grid_dim, (18, 18, 18)); // ceil(512 / 30)
         assert_eq!(coarsened.shared_mem_bytes, 3 * 32 * 32 * 8);
 
-        let register = StencilVariant::RegisterTiled.launch_config(CUBE_512, 4).unwrap();
+        let register = StencilVariant::RegisterTiled.launch_config(CUBE_512, Precision::F32).unwrap();
         assert_eq!(register.shared_mem_bytes, 32 * 32 * 4);
 
-        let basic = StencilVariant::Basic.launch_config(Grid3 { nx: 33, ny: 5, nz: 9 }, 4).unwrap();
+        let basic =
+            StencilVariant::Basic.launch_config(Grid3 { nx: 33, ny: 5, nz: 9 }, Precision::F32).unwrap();
         assert_eq!(basic.grid_dim, (2, 2, 3));
         assert_eq!(basic.shared_mem_bytes, 0);
     }
@@ -252,8 +251,8 @@ mod tests {
     #[test]
     fn grids_past_the_launch_limit_are_refused() {
         let tall = Grid3 { nx: 3, ny: 3, nz: 400_000 };
-        let err = StencilVariant::SharedTiled.launch_config(tall, 4).unwrap_err().to_string();
+        let err = StencilVariant::SharedTiled.launch_config(tall, Precision::F32).unwrap_err().to_string();
         assert!(err.contains("over CUDA's limit"), "{err}");
-        assert!(StencilVariant::RegisterTiled.launch_config(tall, 4).is_ok());
+        assert!(StencilVariant::RegisterTiled.launch_config(tall, Precision::F32).is_ok());
     }
 }
