@@ -604,24 +604,24 @@ fn run_all(gpu: &Gpu, args: &Args, file: Option<NpyGrid>, dtype: DtypeArg, seed:
         Some(NpyGrid::F32(input)) => rows.extend(run_dtype(gpu, args, input)?),
         Some(NpyGrid::F64(input)) => rows.extend(run_dtype(gpu, args, input)?),
         None => {
-            let Grid3 { nx, ny, nz } = args.grid;
-            let shape = (nz as usize, ny as usize, nx as usize);
             for &precision in dtype.precisions() {
-                let what = format!("generating the {precision} input");
-                match precision {
-                    Precision::F32 => {
-                        let input = step(&what, args.json, || random::random_grid::<f32>(shape, seed))?;
-                        rows.extend(run_dtype(gpu, args, input)?);
-                    }
-                    Precision::F64 => {
-                        let input = step(&what, args.json, || random::random_grid::<f64>(shape, seed))?;
-                        rows.extend(run_dtype(gpu, args, input)?);
-                    }
-                }
+                rows.extend(match precision {
+                    Precision::F32 => run_generated::<f32>(gpu, args, seed)?,
+                    Precision::F64 => run_generated::<f64>(gpu, args, seed)?,
+                });
             }
         }
     }
     Ok(rows)
+}
+
+/// [`run_dtype`] on a random `--grid` of `T` from `seed`.
+fn run_generated<T: Element + WritableElement>(gpu: &Gpu, args: &Args, seed: u64) -> Result<Vec<Row>> {
+    let Grid3 { nx, ny, nz } = args.grid;
+    let shape = (nz as usize, ny as usize, nx as usize);
+    let what = format!("generating the {} input", T::PRECISION);
+    let input = step(&what, args.json, || random::random_grid::<T>(shape, seed))?;
+    run_dtype(gpu, args, input)
 }
 
 /// The `--coeffs` given, or the shape's default.
