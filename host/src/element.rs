@@ -31,16 +31,16 @@ impl Precision {
     /// type's [`Real::NAME`].
     pub const fn name(self) -> &'static str {
         match self {
-            Precision::F32 => "f32",
-            Precision::F64 => "f64",
+            Precision::F32 => <f32 as Real>::NAME,
+            Precision::F64 => <f64 as Real>::NAME,
         }
     }
 
     /// The size of an element in bytes.
     pub const fn bytes(self) -> usize {
         match self {
-            Precision::F32 => 4,
-            Precision::F64 => 8,
+            Precision::F32 => size_of::<f32>(),
+            Precision::F64 => size_of::<f64>(),
         }
     }
 

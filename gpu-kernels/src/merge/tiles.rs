@@ -400,7 +400,6 @@ mod tests {
         }
         assert!(PATH_SWEEP.contains(&PATH_4_BYTE) && PATH_SWEEP.contains(&PATH_8_BYTE));
         assert!(PATH_4_BYTE.fits(4) && PATH_8_BYTE.fits(8));
-        // The merged tile starts 16 bytes aligned, after the gathered tile and its spare key.
         // The merged tile starts 16 bytes aligned, after the input buffer; the barrier after it.
         let s256x15 = PathShape::new(256, 15);
         assert_eq!(s256x15.input_keys(4), 3840 + 16 + 32);
