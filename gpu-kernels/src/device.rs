@@ -338,6 +338,13 @@ pub mod warp {
         by_words(value, |word| shuffle_word(word, Direction::Xor(mask)))
     }
 
+    /// The `value` of lane `source` (`__shfl_sync`, lanes `0 .. 32`). Converged, as
+    /// [`from_lane_below`].
+    #[inline(always)]
+    pub fn from_lane<T: Copy>(value: T, source: u32) -> T {
+        by_words(value, |word| shuffle_word(word, Direction::From(source)))
+    }
+
     /// Waits until every lane of the warp has reached it, and orders their shared-memory accesses
     /// before it before theirs after it (`__syncwarp()`). Converged, as [`from_lane_below`].
     #[inline(always)]
@@ -373,13 +380,15 @@ pub mod warp {
     }
 
     /// Which lane a lane reads: the one below (`shfl.up`) or above (`shfl.down`), `delta` below,
-    /// or the lane whose index differs by the bits of a mask (`shfl.bfly`).
+    /// the lane whose index differs by the bits of a mask (`shfl.bfly`), or a given lane
+    /// (`shfl.idx`).
     #[derive(Clone, Copy, PartialEq, Eq)]
     enum Direction {
         Up,
         Down,
         UpBy(u32),
         Xor(u32),
+        From(u32),
     }
 
     /// One full-warp shuffle of a 32-bit word by one lane.
@@ -404,6 +413,11 @@ pub mod warp {
                     Direction::Xor(mask) => {
                         core::arch::asm!("shfl.sync.bfly.b32 {d}, {a}, {b}, 31, 0xffffffff;",
                         d = out(reg32) moved, a = in(reg32) word, b = in(reg32) mask,
+                        options(nostack, preserves_flags))
+                    }
+                    Direction::From(source) => {
+                        core::arch::asm!("shfl.sync.idx.b32 {d}, {a}, {b}, 31, 0xffffffff;",
+                        d = out(reg32) moved, a = in(reg32) word, b = in(reg32) source,
                         options(nostack, preserves_flags))
                     }
                 }

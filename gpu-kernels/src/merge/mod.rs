@@ -54,7 +54,10 @@ pub use entry::{
 };
 pub use keys::{KeyReader, KeyRun, KeyWriter, MergeKey, SharedKeys};
 pub use order::{Ascending, ByUpper16, Descending, KeyOrder};
-pub use path::{PathTile, merge_path, merge_path_partition, merge_path_partition_thread};
+pub use path::{
+    PartitionInputs, PathTile, coarse_search, group_bound_lanes, merge_path, merge_path_partition,
+    partition_coarse, partition_fine, partition_group,
+};
 pub use pipelined::{block_tiles, merge_path_pipelined, pipeline_slot};
 pub use sequential::{RankIndex, co_rank, co_rank_by, co_rank_in, merge_sequential, merge_sequential_by};
 pub use set_ops::{SetOperation, WalkMasks, balanced_split, set_walk, set_walk_steps};

@@ -9,7 +9,10 @@
 //!   first levels are the same few keys for every tile and the caches serve them; only the deep
 //!   levels and B's probes reach DRAM. On an H200 (2^27 + 2^27 `i32`, `ncu`) that took the
 //!   partition from 131 MB of DRAM reads and 62 µs (the book's bisection) to 84 MB and 43 µs:
-//!   nearly every probe is a DRAM access of its own, and their count sets the time. On Hopper
+//!   nearly every probe is a DRAM access of its own, and their count sets the time. From
+//!   [`PARTITION_TWO_LEVEL_MIN_TILES`] tiles on it runs in two levels: one thread in
+//!   [`PARTITION_GROUP`] searches the whole merge, the others only between two of those co-ranks
+//!   ([`merge_path_partition`]), half the DRAM reads for more dependent ones. On Hopper
 //!   the host launches the merge kernel to overlap the partition's end (programmatic dependent
 //!   launch): the partition lets it start at once, and its blocks wait for the partition's
 //!   writes (`device::grid_dependency`) before they read their splits ([`block_tile`]).
@@ -57,8 +60,11 @@ use core::hint::select_unpredictable;
 
 use super::keys::{KeyReader, KeyWriter, MergeKey, SharedKeys};
 use super::order::KeyOrder;
-use super::sequential::{co_rank_in, co_rank_shared_probes};
-use super::tiles::{PathShape, SECTOR_BYTES, a_end_marks, keys_per_16_bytes, keys_per_sector};
+use super::sequential::{co_rank_between, co_rank_in, co_rank_shared_probes};
+use super::tiles::{
+    PARTITION_GROUP, PARTITION_TWO_LEVEL_MIN_TILES, PathShape, SECTOR_BYTES, a_end_marks, keys_per_16_bytes,
+    keys_per_sector,
+};
 use crate::device::bulk::{self, Barrier};
 use crate::device::grid_dependency;
 use crate::device::store_global_16;
@@ -501,33 +507,105 @@ impl PathTile {
     }
 }
 
-/// The partition's thread `t`: `splits[t]`, the co-rank of output `min(t * tile_size, m + n)`,
-/// for `t` in `0..=tiles`, where `tiles = ⌈(m + n) / tile_size⌉`; threads past that do nothing.
+/// How many tile starts share one first-level search in the partition of a merge of `tiles`
+/// tiles: [`PARTITION_GROUP`] from [`PARTITION_TWO_LEVEL_MIN_TILES`] on, else 1 (every thread
+/// co-ranks over the whole merge: one level).
+#[inline(always)]
+pub const fn partition_group(tiles: usize) -> u32 {
+    if tiles >= PARTITION_TWO_LEVEL_MIN_TILES { PARTITION_GROUP as u32 } else { 1 }
+}
+
+/// Whether partition lane `lane` searches at the first level, over the whole merge: the first
+/// lane of each group of `group`, and the warp's last, so that every group's bounds are co-ranked
+/// in its own warp.
+#[inline(always)]
+pub const fn coarse_search(lane: u32, group: u32) -> bool {
+    lane.is_multiple_of(group) || lane == warp::LANES - 1
+}
+
+/// The lanes whose first-level co-ranks bound lane `lane`'s co-rank: its group's first lane and
+/// the next group's (or the warp's last); a lane of the first level bounds its own.
+#[inline(always)]
+pub const fn group_bound_lanes(lane: u32, group: u32) -> (u32, u32) {
+    if coarse_search(lane, group) {
+        return (lane, lane);
+    }
+    let first = lane - lane % group;
+    let next = first + group;
+    (first, if next < warp::LANES { next } else { warp::LANES - 1 })
+}
+
+/// The keys a partition co-ranks in: A's `m` keys and B's `n`.
+pub type PartitionInputs<K> = (*const K, usize, *const K, usize);
+
+/// The output that tile `t` of `tile_size` outputs starts at, in a merge of `total` (the end,
+/// for the partition's threads past the last tile).
+#[inline(always)]
+fn tile_start(t: usize, tile_size: usize, total: usize) -> usize {
+    t.saturating_mul(tile_size).min(total)
+}
+
+/// The first level of the partition's thread `t`, in groups of `group` lanes: the co-rank of
+/// its tile's start over the whole merge (`co_rank_shared_probes`, the search of the one-level partition) if its lane
+/// [searches at the first level](coarse_search), else 0 (unused).
 ///
 /// # Safety
-/// `a` holds `m` keys and `b` holds `n`, sorted in the order `O`; `splits` has room for `tiles + 1`
-/// entries; `tile_size > 0`.
+/// `a` holds `m` keys and `b` holds `n`, sorted in the order `O`; `tile_size > 0`.
 #[inline(always)]
-pub unsafe fn merge_path_partition_thread<K: MergeKey, O: KeyOrder<K>>(
+pub unsafe fn partition_coarse<K: MergeKey, O: KeyOrder<K>>(
     t: usize,
-    a: *const K,
-    m: usize,
-    b: *const K,
-    n: usize,
+    group: u32,
+    (a, m, b, n): PartitionInputs<K>,
+    tile_size: usize,
+) -> usize {
+    if !coarse_search(t as u32 % warp::LANES, group) {
+        return 0;
+    }
+    // SAFETY: per the caller; the tile's start is at most m + n.
+    unsafe { co_rank_shared_probes::<K, O, _, _>(tile_start(t, tile_size, m + n), a, m, b, n) }
+}
+
+/// The second level of the partition's thread `t`: `splits[t]`, the co-rank of output
+/// `min(t * tile_size, m + n)`, searched between `low` and `high`, the first-level co-ranks of
+/// its [bound lanes](group_bound_lanes) (its own, if it searched at the first level: no probe);
+/// for `t` in `0..=tiles`, where `tiles = ⌈(m + n) / tile_size⌉`; threads past that write nothing.
+///
+/// # Safety
+/// As [`partition_coarse`]; `low` and `high` are the first-level co-ranks of the bound lanes of
+/// `t`'s lane, in its warp (threads `t - t % 32 ..` of the same partition); `splits` has room
+/// for `tiles + 1` entries.
+#[inline(always)]
+pub unsafe fn partition_fine<K: MergeKey, O: KeyOrder<K>>(
+    t: usize,
+    (low, high): (usize, usize),
+    (a, m, b, n): PartitionInputs<K>,
     tile_size: usize,
     splits: *mut usize,
 ) {
+    let k = tile_start(t, tile_size, m + n);
+    // The bound lanes' tile starts are either side of `k`, so `low <= co-rank <= high`.
+    let (i_low, i_high) = (low.max(k.saturating_sub(n)), high.min(k).min(m));
+    // SAFETY: per the caller, the co-rank of k is in [i_low, i_high].
+    let split = unsafe { co_rank_between::<K, O, _, _>(k, a, b, i_low, i_high) };
     if t <= (m + n).div_ceil(tile_size) {
-        let k = t.saturating_mul(tile_size).min(m + n);
-        // SAFETY: k <= m + n; t <= tiles is inside `splits`.
-        unsafe { *splits.add(t) = co_rank_shared_probes::<K, O, _, _>(k, a, m, b, n) };
+        // SAFETY: t <= tiles is inside `splits`.
+        unsafe { *splits.add(t) = split };
     }
 }
 
-/// The partition kernel: one [`merge_path_partition_thread`] per thread of the grid.
+/// The partition kernel, one thread per tile start, in two levels on large merges (Green,
+/// McColl & Bader's partition, searched the way the merge-path blocks search their tile: a
+/// coarse search bounds the fine ones). Some lanes of each warp co-rank over the whole merge
+/// ([`partition_coarse`]); the others take their bounds from two of them by warp shuffles and
+/// co-rank between ([`partition_fine`]), in as many probes as the bounds' distance has bits
+/// (about 15 for groups of 4 tiles) instead of about 28. Fewer probes reach DRAM (on an H200,
+/// `ncu`: half the bytes), but the second level's are dependent loads after the first's, so it
+/// pays only on merges large enough for DRAM sectors, not latency, to bound the partition
+/// ([`PARTITION_TWO_LEVEL_MIN_TILES`]).
 ///
 /// # Safety
-/// As [`merge_path_partition_thread`]; the launch has at least `tiles + 1` threads.
+/// As [`partition_fine`]; the launch has at least `tiles + 1` threads, in blocks of whole
+/// warps.
 #[inline(always)]
 pub unsafe fn merge_path_partition<K: MergeKey, O: KeyOrder<K>>(
     a: *const K,
@@ -540,8 +618,19 @@ pub unsafe fn merge_path_partition<K: MergeKey, O: KeyOrder<K>>(
     // The merge may start now: its blocks wait for these co-ranks (on Hopper).
     grid_dependency::launch_dependents();
     let t = block_idx_x() as usize * block_dim_x() as usize + thread_idx_x() as usize;
-    // SAFETY: per the caller.
-    unsafe { merge_path_partition_thread::<K, O>(t, a, m, b, n, tile_size, splits) }
+    let group = partition_group((m + n).div_ceil(tile_size));
+    let inputs = (a, m, b, n);
+    // SAFETY: per the caller; every lane of the warp shuffles (the group is the grid's).
+    unsafe {
+        let own = partition_coarse::<K, O>(t, group, inputs, tile_size);
+        let bounds = if group == 1 {
+            (own, own)
+        } else {
+            let (low_lane, high_lane) = group_bound_lanes(t as u32 % warp::LANES, group);
+            (warp::from_lane(own, low_lane), warp::from_lane(own, high_lane))
+        };
+        partition_fine::<K, O>(t, bounds, inputs, tile_size, splits)
+    }
 }
 
 /// The merge kernel: block `blockIdx.x` merges tile `blockIdx.x` of `BLOCK × ITEMS` outputs,

@@ -13,6 +13,7 @@ use super::tiles::{
 };
 use super::*;
 use crate::device::bulk::Barrier;
+use crate::device::warp;
 
 /// A key that remembers where it came from: ordered and compared by `key` only, so a merge
 /// that is not stable shows in the tags. Aligned to its 16 bytes, as the kernels' vector
@@ -120,6 +121,36 @@ proptest! {
                 sequential::co_rank_shared_probes::<_, order::Ascending, _, _>(k, Checked(&a), a.len(), Checked(&b), b.len())
             };
             prop_assert_eq!(shared, co_rank(k, &a, &b), "k {}", k);
+        }
+    }
+
+    #[test]
+    fn co_rank_between_bounds_is_the_co_rank((a, b) in inputs(40), low_k in 0usize..80, span in 0usize..80) {
+        let total = a.len() + b.len();
+        let (low_k, high_k) = (low_k.min(total), (low_k + span).min(total));
+        let (low, high) = (co_rank(low_k, &a, &b), co_rank(high_k, &a, &b));
+        for k in low_k..=high_k {
+            let (i_low, i_high) = (low.max(k.saturating_sub(b.len())), high.min(k).min(a.len()));
+            // SAFETY: the co-ranks of low_k and high_k bound k's; `Checked` panics on a read
+            // past the slices.
+            let between = unsafe {
+                sequential::co_rank_between::<_, order::Ascending, _, _>(k, Checked(&a), Checked(&b), i_low, i_high)
+            };
+            prop_assert_eq!(between, co_rank(k, &a, &b), "k {} between {} and {}", k, i_low, i_high);
+        }
+    }
+
+    #[test]
+    fn partition_in_groups_is_the_co_rank_of_every_tile_start(
+        (a, b) in inputs(300),
+        tile_size in 1usize..12,
+        group in 1u32..=32,
+    ) {
+        let splits = simulate_partition_in_groups::<_, Ascending>(&a, &b, tile_size, group);
+        let total = a.len() + b.len();
+        prop_assert_eq!(splits.len(), total.div_ceil(tile_size) + 1);
+        for (t, &split) in splits.iter().enumerate() {
+            prop_assert_eq!(split, co_rank((t * tile_size).min(total), &a, &b), "tile {}", t);
         }
     }
 
@@ -504,28 +535,80 @@ enum Load {
 }
 
 /// The partition kernel's threads for tiles of `tile_size` outputs, and a few past the last
-/// co-rank: returns the `tiles + 1` splits.
+/// co-rank, in the levels the kernel picks for the merge's size: returns the `tiles + 1` splits.
 fn simulate_partition<K: Exact, O: KeyOrder<K>>(a: &[K], b: &[K], tile_size: usize) -> Vec<usize> {
-    let (m, n) = (a.len(), b.len());
-    let tiles = (m + n).div_ceil(tile_size);
+    let tiles = (a.len() + b.len()).div_ceil(tile_size);
+    simulate_partition_in_groups::<K, O>(a, b, tile_size, partition_group(tiles))
+}
+
+/// [`simulate_partition`] in groups of `group` lanes, warp by warp: every lane's first level,
+/// then the shuffles (reads of the bound lanes' results) and every lane's second level.
+fn simulate_partition_in_groups<K: Exact, O: KeyOrder<K>>(
+    a: &[K],
+    b: &[K],
+    tile_size: usize,
+    group: u32,
+) -> Vec<usize> {
+    let inputs = (a.as_ptr(), a.len(), b.as_ptr(), b.len());
+    let tiles = (a.len() + b.len()).div_ceil(tile_size);
+    let lanes = warp::LANES as usize;
     // One spare entry, to show the partition writes `tiles + 1` and no more.
     let mut splits = vec![usize::MAX; tiles + 2];
-    for t in 0..tiles + 1 + 2 * PARTITION_THREADS {
-        // SAFETY: the inputs hold `m` and `n` keys; `splits` has room for `tiles + 1`.
+    let threads = (tiles + 1).div_ceil(PARTITION_THREADS) * PARTITION_THREADS + 2 * PARTITION_THREADS;
+    for warp_start in (0..threads).step_by(lanes) {
+        // SAFETY: the inputs hold `m` and `n` keys, sorted; `splits` has room for `tiles + 1`;
+        // each lane's bounds are its bound lanes' first-level co-ranks in its warp.
         unsafe {
-            merge_path_partition_thread::<K, O>(
-                t,
-                a.as_ptr(),
-                m,
-                b.as_ptr(),
-                n,
-                tile_size,
-                splits.as_mut_ptr(),
-            )
-        };
+            let own: Vec<usize> = (0..lanes)
+                .map(|lane| partition_coarse::<K, O>(warp_start + lane, group, inputs, tile_size))
+                .collect();
+            for lane in 0..lanes {
+                let (low_lane, high_lane) = group_bound_lanes(lane as u32, group);
+                let bounds = (own[low_lane as usize], own[high_lane as usize]);
+                partition_fine::<K, O>(warp_start + lane, bounds, inputs, tile_size, splits.as_mut_ptr());
+            }
+        }
     }
     assert_eq!(splits.pop(), Some(usize::MAX), "the partition wrote past `tiles + 1`");
     splits
+}
+
+#[test]
+fn partition_bounds_come_from_first_level_lanes_of_the_same_warp() {
+    for group in 1..=warp::LANES {
+        for lane in 0..warp::LANES {
+            let (low, high) = group_bound_lanes(lane, group);
+            assert!(coarse_search(low, group) && coarse_search(high, group), "group {group} lane {lane}");
+            assert!(low <= lane && lane <= high && high < warp::LANES, "group {group} lane {lane}");
+            assert_eq!(low == high, coarse_search(lane, group), "group {group} lane {lane}");
+            assert!(high - low <= group, "group {group} lane {lane}");
+        }
+    }
+}
+
+#[test]
+fn partition_has_two_levels_from_the_threshold_on_and_both_give_the_co_ranks() {
+    use super::tiles::{PARTITION_GROUP, PARTITION_TWO_LEVEL_MIN_TILES as MIN_TILES};
+    assert_eq!(partition_group(MIN_TILES - 1), 1);
+    assert_eq!(partition_group(MIN_TILES) as usize, PARTITION_GROUP);
+    // Tiles of 3 outputs either side of the threshold, few-unique keys.
+    for tiles in [MIN_TILES - 1, MIN_TILES] {
+        let keys: Vec<i64> = (0..3 * tiles as i64).map(|x| x * 7 % 1000).collect();
+        let (a, b) = keys.split_at(keys.len() / 3);
+        let (a, b) = tagged(a, b);
+        let splits = simulate_partition::<_, Ascending>(&a, &b, 3);
+        assert_eq!(splits.len(), tiles + 1);
+        // Exactly the keys of A among the outputs before each tile.
+        let from_a: Vec<usize> = std::iter::once(0)
+            .chain(reference(&a, &b).iter().scan(0, |count, x| {
+                *count += usize::from(x.tag < 1 << 32);
+                Some(*count)
+            }))
+            .collect();
+        for (t, &split) in splits.iter().enumerate() {
+            assert_eq!(split, from_a[(3 * t).min(a.len() + b.len())], "{tiles} tiles: tile {t}");
+        }
+    }
 }
 
 /// The partition and the merge-path kernel with `BLOCK` threads of `ITEMS` outputs per tile

@@ -382,6 +382,23 @@ pub const PATH_PIPELINED_SWEEP: [PathShape; 5] = [
 /// Threads per block of the merge-path partition kernel (one co-rank per thread).
 pub const PARTITION_THREADS: usize = 256;
 
+/// Tile starts per first-level search of the merge-path partition in two levels
+/// ([`partition_group`](super::path::partition_group)): one lane in `PARTITION_GROUP` co-ranks
+/// over the whole merge, the others only between their group's two first-level co-ranks.
+/// Measured on an H200 against groups of 2, 8 and 16 (docs/merge-h200.md, "The partition in two
+/// levels"): 4 gave the fastest whole merge on uniform keys, within 0.3 % of 8 on few-unique.
+pub const PARTITION_GROUP: usize = 4;
+
+/// The fewest tiles for which the partition runs in two levels: below it, every thread
+/// co-ranks over the whole merge (one level). The second level's dependent probes cost every
+/// merge latency (on an H200, 2–6 µs from 2^20 to 2^26 keys a side), and its fewer DRAM sectors
+/// repay that only past about 50 000 tiles: measured two levels against one (session of
+/// 2026-12-02 10:06, two rounds), `f64` 2^27 + 2^27 (95 325 tiles) 1.4–1.6 % faster, `i32`
+/// 2^27 + 2^27 (49 932) 0.3–0.5 % faster, `f64` 2^26 + 2^26 (47 662) ±0.4 %, `f64` 2^27 + 2^20
+/// (48 035) 1.2 % slower, `i32` 2^27 + 2^24 (26 091) 2 % slower. So 2^16, with a margin for the
+/// lopsided merges.
+pub const PARTITION_TWO_LEVEL_MIN_TILES: usize = 1 << 16;
+
 #[cfg(test)]
 mod tests {
     use super::*;
