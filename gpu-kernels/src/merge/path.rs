@@ -546,8 +546,8 @@ fn tile_start(t: usize, tile_size: usize, total: usize) -> usize {
 }
 
 /// The first level of the partition's thread `t`, in groups of `group` lanes: the co-rank of
-/// its tile's start over the whole merge (`co_rank_shared_probes`, the search of the one-level partition) if its lane
-/// [searches at the first level](coarse_search), else 0 (unused).
+/// its tile's start over the whole merge (`co_rank_shared_probes`, the one-level partition's
+/// search) if its lane [searches at the first level](coarse_search), else 0 (unused).
 ///
 /// # Safety
 /// `a` holds `m` keys and `b` holds `n`, sorted in the order `O`; `tile_size > 0`.

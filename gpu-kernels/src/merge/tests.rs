@@ -134,7 +134,8 @@ proptest! {
             // SAFETY: the co-ranks of low_k and high_k bound k's; `Checked` panics on a read
             // past the slices.
             let between = unsafe {
-                sequential::co_rank_between::<_, order::Ascending, _, _>(k, Checked(&a), Checked(&b), i_low, i_high)
+                let (a, b) = (Checked(&a), Checked(&b));
+                sequential::co_rank_between::<_, order::Ascending, _, _>(k, a, b, i_low, i_high)
             };
             prop_assert_eq!(between, co_rank(k, &a, &b), "k {} between {} and {}", k, i_low, i_high);
         }
