@@ -568,18 +568,19 @@ pub unsafe fn partition_coarse<K: MergeKey, O: KeyOrder<K>>(
 /// The second level of the partition's thread `t`: `splits[t]`, the co-rank of output
 /// `min(t * tile_size, m + n)`, searched between `low` and `high`, the first-level co-ranks of
 /// its [bound lanes](group_bound_lanes) (its own, if it searched at the first level: no probe);
-/// for `t` in `0..=tiles`, where `tiles = ⌈(m + n) / tile_size⌉`; threads past that write nothing.
+/// for `t` in `0..=tiles`, where `tiles = ⌈(m + n) / tile_size⌉` (the kernel's, computed once);
+/// threads past that write nothing.
 ///
 /// # Safety
 /// As [`partition_coarse`]; `low` and `high` are the first-level co-ranks of the bound lanes of
-/// `t`'s lane, in its warp (threads `t - t % 32 ..` of the same partition); `splits` has room
-/// for `tiles + 1` entries.
+/// `t`'s lane, in its warp (threads `t - t % 32 ..` of the same partition); `tiles` is
+/// `⌈(m + n) / tile_size⌉` and `splits` has room for `tiles + 1` entries.
 #[inline(always)]
 pub unsafe fn partition_fine<K: MergeKey, O: KeyOrder<K>>(
     t: usize,
     (low, high): (usize, usize),
     (a, m, b, n): PartitionInputs<K>,
-    tile_size: usize,
+    (tile_size, tiles): (usize, usize),
     splits: *mut usize,
 ) {
     let k = tile_start(t, tile_size, m + n);
@@ -587,7 +588,7 @@ pub unsafe fn partition_fine<K: MergeKey, O: KeyOrder<K>>(
     let (i_low, i_high) = (low.max(k.saturating_sub(n)), high.min(k).min(m));
     // SAFETY: per the caller, the co-rank of k is in [i_low, i_high].
     let split = unsafe { co_rank_between::<K, O, _, _>(k, a, b, i_low, i_high) };
-    if t <= (m + n).div_ceil(tile_size) {
+    if t <= tiles {
         // SAFETY: t <= tiles is inside `splits`.
         unsafe { *splits.add(t) = split };
     }
@@ -618,7 +619,8 @@ pub unsafe fn merge_path_partition<K: MergeKey, O: KeyOrder<K>>(
     // The merge may start now: its blocks wait for these co-ranks (on Hopper).
     grid_dependency::launch_dependents();
     let t = block_idx_x() as usize * block_dim_x() as usize + thread_idx_x() as usize;
-    let group = partition_group((m + n).div_ceil(tile_size));
+    let tiles = (m + n).div_ceil(tile_size);
+    let group = partition_group(tiles);
     let inputs = (a, m, b, n);
     // SAFETY: per the caller; every lane of the warp shuffles (the group is the grid's).
     unsafe {
@@ -629,7 +631,7 @@ pub unsafe fn merge_path_partition<K: MergeKey, O: KeyOrder<K>>(
             let (low_lane, high_lane) = group_bound_lanes(t as u32 % warp::LANES, group);
             (warp::from_lane(own, low_lane), warp::from_lane(own, high_lane))
         };
-        partition_fine::<K, O>(t, bounds, inputs, tile_size, splits)
+        partition_fine::<K, O>(t, bounds, inputs, (tile_size, tiles), splits)
     }
 }
 

@@ -167,24 +167,9 @@ where
     A: KeyReader<K>,
     B: KeyReader<K>,
 {
-    let (i_low, i_high) = (k.saturating_sub(n), k.min(m));
-    let mut i = 0usize;
-    // The co-rank is at most `i_high`, so bits above its highest are zero.
-    let mut step = if i_high == 0 { 0 } else { highest_bit(i_high) };
-    while step > 0 {
-        let next = i + step;
-        // Whether the co-rank is at least `next`: yes up to `i_low`, no past `i_high`, else
-        // whether A's `next`-th key goes before B's key at `k - next`.
-        let at_least = next <= i_low
-            || (next <= i_high
-                // SAFETY: i_low < next <= i_high, so next - 1 < m and k - next < n.
-                && !O::after(unsafe { a.load(next - 1) }, unsafe { b.load(k - next) }));
-        if at_least {
-            i = next;
-        }
-        step /= 2;
-    }
-    i
+    // The co-rank is at most `min(k, m)`, so its bits above that bound's highest are zero.
+    // SAFETY: per the caller, the co-rank is in [max(0, k - n), min(k, m)].
+    unsafe { climb_to_co_rank::<K, O, A, B>(k, a, b, 0, (k.saturating_sub(n), k.min(m))) }
 }
 
 /// [`co_rank_in`] when the co-rank is known to lie in `[i_low, i_high]`, an interval inside
@@ -206,14 +191,42 @@ where
     A: KeyReader<K>,
     B: KeyReader<K>,
 {
-    let span = i_high - i_low;
-    let mut i = i_low;
-    let mut step = if span == 0 { 0 } else { highest_bit(span) };
+    // SAFETY: per the caller.
+    unsafe { climb_to_co_rank::<K, O, A, B>(k, a, b, i_low, (i_low, i_high)) }
+}
+
+/// The search of [`co_rank_shared_probes`] and [`co_rank_between`]: from `start`, which the
+/// co-rank is at least, the bits of its distance from `start`, highest first, as `i = i +
+/// 2^bit` whenever the co-rank is at least that; a step to `next` is answered without a load
+/// when `next` is at most `i_low` (yes) or past `i_high` (no), else by whether A's `next`-th key
+/// goes no later than B's key at `k - next`.
+///
+/// # Safety
+/// As [`co_rank_in`]; the co-rank of `k` is in `[max(start, i_low), i_high]`, with `i_high <=
+/// m` and `k - i_low <= n`.
+#[inline(always)]
+unsafe fn climb_to_co_rank<K, O, A, B>(
+    k: usize,
+    a: A,
+    b: B,
+    start: usize,
+    (i_low, i_high): (usize, usize),
+) -> usize
+where
+    K: MergeKey,
+    O: KeyOrder<K>,
+    A: KeyReader<K>,
+    B: KeyReader<K>,
+{
+    let mut i = start;
+    let mut step = if i_high == start { 0 } else { highest_bit(i_high - start) };
     while step > 0 {
         let next = i + step;
-        // Whether the co-rank is at least `next` (it is at least `i`).
-        // SAFETY: i_low < next <= i_high, so next - 1 < m and k - next < k - i_low <= n.
-        if next <= i_high && !O::after(unsafe { a.load(next - 1) }, unsafe { b.load(k - next) }) {
+        let at_least = next <= i_low
+            || (next <= i_high
+                // SAFETY: i_low < next <= i_high, so next - 1 < m and k - next < k - i_low <= n.
+                && !O::after(unsafe { a.load(next - 1) }, unsafe { b.load(k - next) }));
+        if at_least {
             i = next;
         }
         step /= 2;

@@ -566,7 +566,8 @@ fn simulate_partition_in_groups<K: Exact, O: KeyOrder<K>>(
             for lane in 0..lanes {
                 let (low_lane, high_lane) = group_bound_lanes(lane as u32, group);
                 let bounds = (own[low_lane as usize], own[high_lane as usize]);
-                partition_fine::<K, O>(warp_start + lane, bounds, inputs, tile_size, splits.as_mut_ptr());
+                let tiling = (tile_size, tiles);
+                partition_fine::<K, O>(warp_start + lane, bounds, inputs, tiling, splits.as_mut_ptr());
             }
         }
     }
@@ -599,15 +600,8 @@ fn partition_has_two_levels_from_the_threshold_on_and_both_give_the_co_ranks() {
         let (a, b) = tagged(a, b);
         let splits = simulate_partition::<_, Ascending>(&a, &b, 3);
         assert_eq!(splits.len(), tiles + 1);
-        // Exactly the keys of A among the outputs before each tile.
-        let from_a: Vec<usize> = std::iter::once(0)
-            .chain(reference(&a, &b).iter().scan(0, |count, x| {
-                *count += usize::from(x.tag < 1 << 32);
-                Some(*count)
-            }))
-            .collect();
         for (t, &split) in splits.iter().enumerate() {
-            assert_eq!(split, from_a[(3 * t).min(a.len() + b.len())], "{tiles} tiles: tile {t}");
+            assert_eq!(split, co_rank((3 * t).min(a.len() + b.len()), &a, &b), "{tiles} tiles: tile {t}");
         }
     }
 }
