@@ -62,6 +62,7 @@ pub fn entry_points() -> Vec<(String, usize)> {
         }
     }
     for (dtype, bytes) in MergeVariant::KEY_TYPES {
+        entries.push((path::samples_entry_point(dtype), 0));
         entries.push((path::partition_entry_point(dtype), 0));
         for &shape in path::shapes(dtype) {
             let entry = path::entry_point(shape, dtype).expect("a built shape");

@@ -63,7 +63,8 @@ merge_entry_points! {
     merge_tiled_c4_f64 => merge_tiled::<f64, 4>;
 }
 
-/// Stamps out the merge-path kernels for each key type, ascending: the partition
+/// Stamps out the merge-path kernels for each key type, ascending: the sample kernel
+/// `merge_path_samples_<t>(a, m, b, n, tile_size, splits)`, the partition
 /// `merge_path_partition_<t>(a, m, b, n, tile_size, splits)`, the merge
 /// `merge_path_b<BLOCK>_i<ITEMS>_<t>(a, m, b, n, c, splits)` for each `(BLOCK, ITEMS)` listed
 /// first, the pipelined merge `merge_path_pipelined_b<BLOCK>_i<ITEMS>_<t>(…)` for each listed
@@ -76,7 +77,8 @@ macro_rules! path_entry_points {
             $(super::tiles::PathShape::new($block, $items),)*
             $(super::tiles::PathShape::new($p_block, $p_items).pipelined(),)*
         ];
-        partition_entry_point!(merge_path_partition_, super::Ascending, $t);
+        partition_entry_point!(merge_path_samples_, merge_path_samples::<$t>, $t);
+        partition_entry_point!(merge_path_partition_, merge_path_partition::<$t, super::Ascending>, $t);
         $(path_merge_entry_point!(merge_path_b, merge_path, super::Ascending, $t, $block, $items);)*
         $(path_merge_entry_point!(
             merge_path_pipelined_b, merge_path_pipelined, super::Ascending, $t, $p_block, $p_items
@@ -84,10 +86,11 @@ macro_rules! path_entry_points {
     )*};
 }
 
-/// The merge-path partition `<prefix><t>(a, m, b, n, tile_size, splits)` in the key order
-/// `$order`.
+/// A kernel of merge path's partition, `<prefix><t>(a, m, b, n, tile_size, splits)`, calling
+/// `$kernel::<t, …>`: the sample kernel (`merge_path_samples`, the same for every key order: it
+/// copies keys, it compares none) or the partition (`merge_path_partition`, in a key order).
 macro_rules! partition_entry_point {
-    ($prefix:ident, $order:ty, $t:ident) => {
+    ($prefix:ident, $kernel:ident::<$($generic:ty),*>, $t:ident) => {
         #[cfg(target_arch = "nvptx64")]
         #[unsafe(no_mangle)]
         pub unsafe extern "ptx-kernel" fn ${concat($prefix, $t)}(
@@ -99,13 +102,10 @@ macro_rules! partition_entry_point {
             splits: *mut u64,
         ) {
             // SAFETY: the host passes inputs of `m` and `n` keys, sorted in the order and
-            // NaN-free, and a `splits` buffer of `⌈(m + n) / tile_size⌉ + 1` entries, with
-            // `tile_size > 0`.
-            unsafe {
-                super::merge_path_partition::<$t, $order>(
-                    a, m as usize, b, n as usize, tile_size as usize, splits.cast(),
-                )
-            }
+            // NaN-free, and a `splits` buffer of `splits_len(⌈(m + n) / tile_size⌉)` entries,
+            // with `tile_size > 0`; it launches the sample kernel (`PARTITION_SAMPLES` threads)
+            // before the partition (a thread per co-rank) where the merge uses samples.
+            unsafe { super::$kernel::<$($generic),*>(a, m as usize, b, n as usize, tile_size as usize, splits.cast()) }
         }
     };
 }
@@ -234,7 +234,7 @@ macro_rules! ordered_entry_points {
         #[doc = concat!("The key types built in the order `", stringify!($name), "`.")]
         pub const $list: &[&str] = &[$(stringify!($t)),*];
         $(
-            partition_entry_point!(${concat(merge_path_, $name, _partition_)}, $order, $t);
+            partition_entry_point!(${concat(merge_path_, $name, _partition_)}, merge_path_partition::<$t, $order>, $t);
             path_merge_entry_point!(${concat(merge_path_, $name, _b)}, merge_path, $order, $t, $block, $items);
             by_key_entry_point!(${concat(merge_path_, $name, _by_key_b)}, $order, $t, $block, $items);
         )*

@@ -33,6 +33,7 @@ pub mod lookback;
 mod order;
 mod path;
 mod pipelined;
+mod samples;
 mod sequential;
 mod set_ops;
 mod set_path;
@@ -59,6 +60,10 @@ pub use path::{
     partition_coarse, partition_fine, partition_group,
 };
 pub use pipelined::{block_tiles, merge_path_pipelined, pipeline_slot};
+pub use samples::{
+    PartitionSamples, co_rank_bounds_from_samples, merge_path_samples, partition_samples, sample_stride,
+    splits_len,
+};
 pub use sequential::{RankIndex, co_rank, co_rank_by, co_rank_in, merge_sequential, merge_sequential_by};
 pub use set_ops::{SetOperation, WalkMasks, balanced_split, set_walk, set_walk_steps};
 pub use set_path::{

@@ -12,7 +12,10 @@
 //!   nearly every probe is a DRAM access of its own, and their count sets the time. From
 //!   [`PARTITION_TWO_LEVEL_MIN_TILES`] tiles on it runs in two levels: one thread in
 //!   [`PARTITION_GROUP`] searches the whole merge, the others only between two of those co-ranks
-//!   ([`merge_path_partition`]), half the DRAM reads for more dependent ones. On Hopper
+//!   ([`merge_path_partition`]), half the DRAM reads for more dependent ones. From
+//!   [`PARTITION_MIN_SAMPLED_RUN`](super::tiles::PARTITION_MIN_SAMPLED_RUN) keys a run, the
+//!   searches start on samples of both runs that a small kernel copies first
+//!   ([`merge_path_samples`](super::merge_path_samples)): their first levels hit in L2. On Hopper
 //!   the host launches the merge kernel to overlap the partition's end (programmatic dependent
 //!   launch): the partition lets it start at once, and its blocks wait for the partition's
 //!   writes (`device::grid_dependency`) before they read their splits ([`block_tile`]).
@@ -60,6 +63,7 @@ use core::hint::select_unpredictable;
 
 use super::keys::{KeyReader, KeyWriter, MergeKey, SharedKeys};
 use super::order::KeyOrder;
+use super::samples::{PartitionSamples, co_rank_bounds_from_samples, partition_samples};
 use super::sequential::{co_rank_between, co_rank_in, co_rank_shared_probes};
 use super::tiles::{
     PARTITION_GROUP, PARTITION_TWO_LEVEL_MIN_TILES, PathShape, SECTOR_BYTES, a_end_marks, keys_per_16_bytes,
@@ -546,23 +550,37 @@ fn tile_start(t: usize, tile_size: usize, total: usize) -> usize {
 }
 
 /// The first level of the partition's thread `t`, in groups of `group` lanes: the co-rank of
-/// its tile's start over the whole merge (`co_rank_shared_probes`, the one-level partition's
-/// search) if its lane [searches at the first level](coarse_search), else 0 (unused).
+/// its tile's start over the whole merge if its lane [searches at the first
+/// level](coarse_search), else 0 (unused). With `samples`, bounded by them
+/// ([`co_rank_bounds_from_samples`]) and searched between the bounds in the runs
+/// (`co_rank_between`); without, the one-level partition's search (`co_rank_shared_probes`).
 ///
 /// # Safety
-/// `a` holds `m` keys and `b` holds `n`, sorted in the order `O`; `tile_size > 0`.
+/// `a` holds `m` keys and `b` holds `n`, sorted in the order `O`; `samples`, if any, are
+/// theirs; `tile_size > 0`.
 #[inline(always)]
-pub unsafe fn partition_coarse<K: MergeKey, O: KeyOrder<K>>(
+pub unsafe fn partition_coarse<K: MergeKey, O: KeyOrder<K>, SA: KeyReader<K>, SB: KeyReader<K>>(
     t: usize,
     group: u32,
     (a, m, b, n): PartitionInputs<K>,
+    samples: Option<PartitionSamples<SA, SB>>,
     tile_size: usize,
 ) -> usize {
     if !coarse_search(t as u32 % warp::LANES, group) {
         return 0;
     }
-    // SAFETY: per the caller; the tile's start is at most m + n.
-    unsafe { co_rank_shared_probes::<K, O, _, _>(tile_start(t, tile_size, m + n), a, m, b, n) }
+    let k = tile_start(t, tile_size, m + n);
+    // SAFETY: per the caller; the tile's start is at most m + n, and the samples' bounds hold
+    // its co-rank.
+    unsafe {
+        match samples {
+            Some(samples) => {
+                let (low, high) = co_rank_bounds_from_samples::<K, O, _, _>(k, (m, n), samples);
+                co_rank_between::<K, O, _, _>(k, a, b, low, high)
+            }
+            None => co_rank_shared_probes::<K, O, _, _>(k, a, m, b, n),
+        }
+    }
 }
 
 /// The second level of the partition's thread `t`: `splits[t]`, the co-rank of output
@@ -602,11 +620,18 @@ pub unsafe fn partition_fine<K: MergeKey, O: KeyOrder<K>>(
 /// (about 15 for groups of 4 tiles) instead of about 28. Fewer probes reach DRAM (on an H200,
 /// `ncu`: half the bytes), but the second level's are dependent loads after the first's, so it
 /// pays only on merges large enough for DRAM sectors, not latency, to bound the partition
-/// ([`PARTITION_TWO_LEVEL_MIN_TILES`]).
+/// ([`PARTITION_TWO_LEVEL_MIN_TILES`]). On merges where [`partition_samples`] holds, the
+/// first-level searches start on the samples that [`merge_path_samples`] copied (on an H200,
+/// loads from L2 instead of DRAM for all but the last `log2(2S)` levels).
 ///
 /// # Safety
-/// As [`partition_fine`]; the launch has at least `tiles + 1` threads, in blocks of whole
-/// warps.
+/// As [`partition_fine`]; `splits` has [`splits_len`]`(tiles)` entries, and where
+/// [`partition_samples`] holds the sample kernel for the same runs and splits ran before this
+/// launch (or, on Hopper, this launch overlaps it: its threads wait); the launch has at least
+/// `tiles + 1` threads, in blocks of whole warps.
+///
+/// [`merge_path_samples`]: super::merge_path_samples
+/// [`splits_len`]: super::splits_len
 #[inline(always)]
 pub unsafe fn merge_path_partition<K: MergeKey, O: KeyOrder<K>>(
     a: *const K,
@@ -622,9 +647,14 @@ pub unsafe fn merge_path_partition<K: MergeKey, O: KeyOrder<K>>(
     let tiles = (m + n).div_ceil(tile_size);
     let group = partition_group(tiles);
     let inputs = (a, m, b, n);
+    let samples = partition_samples(m, n).then(|| {
+        // The sample kernel may still be running (a launch that overlaps it, on Hopper).
+        grid_dependency::wait();
+        PartitionSamples::<*mut K, *mut K>::after_splits(splits, tiles, (m, n)).to_read()
+    });
     // SAFETY: per the caller; every lane of the warp shuffles (the group is the grid's).
     unsafe {
-        let own = partition_coarse::<K, O>(t, group, inputs, tile_size);
+        let own = partition_coarse::<K, O, _, _>(t, group, inputs, samples, tile_size);
         let bounds = if group == 1 {
             (own, own)
         } else {

@@ -205,7 +205,7 @@ where
 /// As [`co_rank_in`]; the co-rank of `k` is in `[max(start, i_low), i_high]`, with `i_high <=
 /// m` and `k - i_low <= n`.
 #[inline(always)]
-unsafe fn climb_to_co_rank<K, O, A, B>(
+pub(super) unsafe fn climb_to_co_rank<K, O, A, B>(
     k: usize,
     a: A,
     b: B,

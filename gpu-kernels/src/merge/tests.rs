@@ -8,8 +8,8 @@
 use proptest::prelude::*;
 
 use super::tiles::{
-    BLOCK_THREADS, COARSENING_SWEEP, ELEMENTS_PER_THREAD, PARTITION_THREADS, PATH_4_BYTE, PATH_8_BYTE,
-    PathShape, TILE_SIZE, a_end_marks, tile_size, tiled_block_range, tiled_blocks,
+    BLOCK_THREADS, COARSENING_SWEEP, ELEMENTS_PER_THREAD, PARTITION_SAMPLES, PARTITION_THREADS, PATH_4_BYTE,
+    PATH_8_BYTE, PathShape, TILE_SIZE, a_end_marks, tile_size, tiled_block_range, tiled_blocks,
 };
 use super::*;
 use crate::device::bulk::Barrier;
@@ -142,12 +142,31 @@ proptest! {
     }
 
     #[test]
+    fn samples_bound_the_co_rank_within_two_strides((a, b) in inputs(300), stride_bits in 0u32..7) {
+        let stride = 1 << stride_bits;
+        let (a_ends, b_starts) = simulate_samples(&a, &b, stride);
+        let samples = PartitionSamples { stride, a_ends: Checked(&a_ends), b_starts: Checked(&b_starts) };
+        for k in 0..=a.len() + b.len() {
+            // SAFETY: the samples are those of `a` and `b`, sorted; k <= m + n; `Checked`
+            // panics on a read past the samples.
+            let (low, high) = unsafe {
+                co_rank_bounds_from_samples::<_, Ascending, _, _>(k, (a.len(), b.len()), samples)
+            };
+            let i = co_rank(k, &a, &b);
+            prop_assert!(low <= i && i <= high, "k {}: co-rank {} outside [{}, {}]", k, i, low, high);
+            prop_assert!(high - low < 2 * stride, "k {}: [{}, {}] wider than two strides", k, low, high);
+        }
+    }
+
+    #[test]
     fn partition_in_groups_is_the_co_rank_of_every_tile_start(
         (a, b) in inputs(300),
         tile_size in 1usize..12,
         group in 1u32..=32,
+        stride_bits in proptest::option::of(0u32..7),
     ) {
-        let splits = simulate_partition_in_groups::<_, Ascending>(&a, &b, tile_size, group);
+        let stride = stride_bits.map(|bits| 1 << bits);
+        let splits = simulate_partition_with::<_, Ascending>(&a, &b, tile_size, group, stride);
         let total = a.len() + b.len();
         prop_assert_eq!(splits.len(), total.div_ceil(tile_size) + 1);
         for (t, &split) in splits.iter().enumerate() {
@@ -536,32 +555,65 @@ enum Load {
 }
 
 /// The partition kernel's threads for tiles of `tile_size` outputs, and a few past the last
-/// co-rank, in the levels the kernel picks for the merge's size: returns the `tiles + 1` splits.
+/// co-rank, in the levels and with the samples the kernel picks for the merge's size: returns
+/// the `tiles + 1` splits.
 fn simulate_partition<K: Exact, O: KeyOrder<K>>(a: &[K], b: &[K], tile_size: usize) -> Vec<usize> {
-    let tiles = (a.len() + b.len()).div_ceil(tile_size);
-    simulate_partition_in_groups::<K, O>(a, b, tile_size, partition_group(tiles))
+    let (m, n) = (a.len(), b.len());
+    let tiles = (m + n).div_ceil(tile_size);
+    let stride = partition_samples(m, n).then(|| sample_stride(m, n));
+    simulate_partition_with::<K, O>(a, b, tile_size, partition_group(tiles), stride)
 }
 
-/// [`simulate_partition`] in groups of `group` lanes, warp by warp: every lane's first level,
-/// then the shuffles (reads of the bound lanes' results) and every lane's second level.
-fn simulate_partition_in_groups<K: Exact, O: KeyOrder<K>>(
+/// The sample kernel's threads at `stride`, each in turn (into poisoned buffers of
+/// `PARTITION_SAMPLES` keys), and the samples trimmed to those there are, so that a search
+/// reading past them panics.
+fn simulate_samples<K: Exact>(a: &[K], b: &[K], stride: usize) -> (Vec<K>, Vec<K>) {
+    let (m, n) = (a.len(), b.len());
+    let mut a_ends = vec![K::POISON; PARTITION_SAMPLES.max(m)];
+    let mut b_starts = vec![K::POISON; PARTITION_SAMPLES.max(n)];
+    let samples = PartitionSamples { stride, a_ends: a_ends.as_mut_ptr(), b_starts: b_starts.as_mut_ptr() };
+    for x in 0..a_ends.len().max(b_starts.len()) {
+        // SAFETY: the inputs hold m and n keys; the buffers hold every sample at `stride`.
+        unsafe { samples.copy(x, (a.as_ptr(), m, b.as_ptr(), n)) };
+    }
+    let (a_count, b_count) = (m / stride, n.div_ceil(stride));
+    assert!(a_ends[a_count..].iter().chain(&b_starts[b_count..]).all(|k| k.exact() == K::POISON.exact()));
+    a_ends.truncate(a_count);
+    b_starts.truncate(b_count);
+    (a_ends, b_starts)
+}
+
+/// [`simulate_partition`] in groups of `group` lanes, with samples at `stride` if any, warp by
+/// warp: every lane's first level, then the shuffles (reads of the bound lanes' results) and
+/// every lane's second level.
+fn simulate_partition_with<K: Exact, O: KeyOrder<K>>(
     a: &[K],
     b: &[K],
     tile_size: usize,
     group: u32,
+    stride: Option<usize>,
 ) -> Vec<usize> {
     let inputs = (a.as_ptr(), a.len(), b.as_ptr(), b.len());
     let tiles = (a.len() + b.len()).div_ceil(tile_size);
     let lanes = warp::LANES as usize;
+    let copies = stride.map(|stride| (stride, simulate_samples(a, b, stride)));
+    let samples = copies.as_ref().map(|(stride, (a_ends, b_starts))| PartitionSamples {
+        stride: *stride,
+        a_ends: Checked(a_ends),
+        b_starts: Checked(b_starts),
+    });
     // One spare entry, to show the partition writes `tiles + 1` and no more.
     let mut splits = vec![usize::MAX; tiles + 2];
     let threads = (tiles + 1).div_ceil(PARTITION_THREADS) * PARTITION_THREADS + 2 * PARTITION_THREADS;
     for warp_start in (0..threads).step_by(lanes) {
-        // SAFETY: the inputs hold `m` and `n` keys, sorted; `splits` has room for `tiles + 1`;
-        // each lane's bounds are its bound lanes' first-level co-ranks in its warp.
+        // SAFETY: the inputs hold `m` and `n` keys, sorted, and the samples are theirs; `splits`
+        // has room for `tiles + 1`; each lane's bounds are its bound lanes' first-level
+        // co-ranks in its warp.
         unsafe {
             let own: Vec<usize> = (0..lanes)
-                .map(|lane| partition_coarse::<K, O>(warp_start + lane, group, inputs, tile_size))
+                .map(|lane| {
+                    partition_coarse::<K, O, _, _>(warp_start + lane, group, inputs, samples, tile_size)
+                })
                 .collect();
             for lane in 0..lanes {
                 let (low_lane, high_lane) = group_bound_lanes(lane as u32, group);
@@ -602,6 +654,24 @@ fn partition_has_two_levels_from_the_threshold_on_and_both_give_the_co_ranks() {
         assert_eq!(splits.len(), tiles + 1);
         for (t, &split) in splits.iter().enumerate() {
             assert_eq!(split, co_rank((3 * t).min(a.len() + b.len()), &a, &b), "{tiles} tiles: tile {t}");
+        }
+    }
+}
+
+#[test]
+fn partition_searches_samples_from_the_threshold_on_and_both_give_the_co_ranks() {
+    use super::tiles::PARTITION_MIN_SAMPLED_RUN as MIN_RUN;
+    assert!(!partition_samples(MIN_RUN - 1, 4 * MIN_RUN) && !partition_samples(4 * MIN_RUN, MIN_RUN - 1));
+    assert!(partition_samples(MIN_RUN, MIN_RUN));
+    // Few-unique keys, B at the threshold and A one key either side of it, in tiles of an odd
+    // size (so that tile starts fall anywhere between samples).
+    let tile_size = 4099;
+    let b: Vec<u32> = (0..MIN_RUN as u32).map(|x| x / 1000 * 3).collect();
+    for m in [MIN_RUN - 1, MIN_RUN] {
+        let a: Vec<u32> = (0..m as u32).map(|x| x / 700 * 2).collect();
+        let splits = simulate_partition::<_, Ascending>(&a, &b, tile_size);
+        for (t, &split) in splits.iter().enumerate() {
+            assert_eq!(split, co_rank((t * tile_size).min(a.len() + b.len()), &a, &b), "m {m}: tile {t}");
         }
     }
 }

@@ -382,6 +382,27 @@ pub const PATH_PIPELINED_SWEEP: [PathShape; 5] = [
 /// Threads per block of the merge-path partition kernel (one co-rank per thread).
 pub const PARTITION_THREADS: usize = 256;
 
+/// Samples of each run that merge path's sample kernel copies, every `S`-th key (`S` the least
+/// power of two that leaves at most this many), for the first levels of the partition's
+/// co-rank searches ([`merge_path_samples`](super::merge_path_samples)). Fewer samples make
+/// the sample kernel shorter (each sample is a DRAM sector of its own) and leave one more
+/// level per halving to the runs. Measured on an H200 (session of 2026-12-02 13:10, against no
+/// samples, two rounds): at 2^24 + 2^24 `i32` 2^16 samples 1.2–1.4 % faster, 2^15 2.0–2.8 %,
+/// 2^14 2.8–3.3 %; `f64` 0.1–0.4 %, 0.9–1.2 %, 1.3–1.5 %; at 2^27 + 2^27 the three within
+/// 0.2 % of each other (`i32` 1.1–1.6 % faster, `f64` 0–0.2 % slower); 2^17 samples lost to
+/// 2^16 everywhere. So 2^14.
+pub const PARTITION_SAMPLES: usize = 1 << 14;
+
+/// The shortest run for which the partition searches samples first
+/// ([`partition_samples`](super::partition_samples)): both runs at least this long. Measured
+/// on an H200 with 2^16 samples (session of 2026-12-02 13:10, against none, two rounds): 2^20 +
+/// 2^20 16–27 % slower (the sample kernel's few microseconds on a 14–19 µs merge); 2^22 + 2^22
+/// `i32` 0.2–2.1 % faster, `f64` 0.3 % faster to 1.3 % slower; from 2^24 a side `i32` 1.1–2 %
+/// faster, `f64` within 0.4 % (2^26 + 2^26 few-unique 0.8–0.9 % faster); 2^27 + 2^20, whose
+/// searches span only B's 2^20 keys, 0.2–0.3 % slower. With 2^14 samples, the default, 2^24 +
+/// 2^24 gains 2.8–3.3 % (`i32`) and 1.3–1.5 % (`f64`). So 2^22.
+pub const PARTITION_MIN_SAMPLED_RUN: usize = 1 << 22;
+
 /// Tile starts per first-level search of the merge-path partition in two levels
 /// ([`partition_group`](super::path::partition_group)): one lane in `PARTITION_GROUP` co-ranks
 /// over the whole merge, the others only between their group's two first-level co-ranks.

@@ -31,7 +31,7 @@ use gpu_kernels::merge::{
 use ndarray::{Array1, ArrayView1};
 use rayon::prelude::*;
 
-use super::problem::launch_partition;
+use super::problem::PathPartition;
 use super::{HostKey, MergeProblem, path};
 use crate::error::CudaContext as _;
 use crate::preflight::{self, MergeNeed};
@@ -272,7 +272,7 @@ impl<'g, K: HostKey, V: MergeValue> MergeByKeyProblem<'g, K, V> {
         let gpu = self.keys.gpu();
         let order = self.keys.order();
         let merge = gpu.function(&entry_point_in(shape, K::NAME, order, size_of::<V>())?)?;
-        let partition = gpu.function(&path::partition_entry_point_in(K::NAME, order))?;
+        let partition = PathPartition::new(gpu, K::NAME, order)?;
         let label = format!(
             "merge-path by key {} ({}-byte values) {}",
             K::NAME,
@@ -295,7 +295,7 @@ impl<'g, K: HostKey, V: MergeValue> MergeByKeyProblem<'g, K, V> {
         let overlap = gpu.overlaps_dependent_launches();
         let (a_values, b_values, c_values) = (&self.a_values, &self.b_values, &mut self.c_values);
         let timed = self.keys.time_launches(&label, |stream, (a, m, b, n, c)| {
-            launch_partition(stream, &partition, (a, m, b, n), tile_size, &mut splits, &label)?;
+            partition.launch(stream, (a, m, b, n), tile_size, &mut splits, &label)?;
             if overlap {
                 let (a_ptr, _a) = a.device_ptr(stream);
                 let (a_values_ptr, _av) = a_values.device_ptr(stream);

@@ -6,7 +6,8 @@ use std::fmt;
 
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::merge::tiles::{
-    MAX_SHARED_BYTES, PARTITION_THREADS, PATH_PIPELINED_SWEEP, PATH_SWEEP, PathShape, path_shape,
+    MAX_SHARED_BYTES, PARTITION_SAMPLES, PARTITION_THREADS, PATH_PIPELINED_SWEEP, PATH_SWEEP, PathShape,
+    path_shape,
 };
 use gpu_kernels::merge::{
     DESCENDING_KEY_TYPES, PATH_SHAPES_F32, PATH_SHAPES_F64, PATH_SHAPES_I32, PATH_SHAPES_I64,
@@ -57,6 +58,11 @@ pub fn entry_point(shape: PathShape, dtype: &str) -> Result<String> {
     let PathShape { block_threads, items, pipelined } = shape;
     let kind = if pipelined { "pipelined_" } else { "" };
     Ok(format!("merge_path_{kind}b{block_threads}_i{items}_{dtype}"))
+}
+
+/// The sample kernel of merge path's partition for `dtype` (the same for every key order).
+pub fn samples_entry_point(dtype: &str) -> String {
+    format!("merge_path_samples_{dtype}")
 }
 
 /// The partition kernel for `dtype`.
@@ -172,6 +178,15 @@ pub fn plan(
 pub fn partition_config(tiles: usize) -> LaunchConfig {
     LaunchConfig {
         grid_dim: ((tiles + 1).div_ceil(PARTITION_THREADS) as u32, 1, 1),
+        block_dim: (PARTITION_THREADS as u32, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// The sample kernel's launch: one thread per sample of each run, [`PARTITION_SAMPLES`].
+pub fn samples_config() -> LaunchConfig {
+    LaunchConfig {
+        grid_dim: (PARTITION_SAMPLES.div_ceil(PARTITION_THREADS) as u32, 1, 1),
         block_dim: (PARTITION_THREADS as u32, 1, 1),
         shared_mem_bytes: 0,
     }

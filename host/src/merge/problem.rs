@@ -6,7 +6,7 @@ use cudarc::driver::{
     CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
 };
 use gpu_kernels::merge::tiles::PathShape;
-use gpu_kernels::merge::{Ascending, KeyOrder};
+use gpu_kernels::merge::{Ascending, KeyOrder, partition_samples, splits_len};
 
 use super::validate::check_sorted_in;
 use super::{HostKey, MergePlan, MergeVariant, path};
@@ -140,7 +140,7 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
     /// one timing (CUDA events). The output is poisoned before, untimed, as in [`run`](Self::run).
     pub fn run_path(&mut self, shape: PathShape) -> Result<f64> {
         let merge = self.gpu.function(&path::entry_point_in(shape, K::NAME, self.order)?)?;
-        let partition = self.gpu.function(&path::partition_entry_point_in(K::NAME, self.order))?;
+        let partition = PathPartition::new(self.gpu, K::NAME, self.order)?;
         let label = format!("merge-path {} {}", K::NAME, path::Describe(shape));
         // The plan checks the shape first; a pipelined one then launches the blocks that fit on
         // the GPU at once (which the occupancy calculator tells once the shared memory is set).
@@ -164,7 +164,7 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
         // without the wait).
         let overlap = self.gpu.overlaps_dependent_launches() && !shape.pipelined;
         let timed = self.time_launches(&label, |stream, (a, m, b, n, c)| {
-            launch_partition(stream, &partition, (a, m, b, n), tile_size, &mut splits, &label)?;
+            partition.launch(stream, (a, m, b, n), tile_size, &mut splits, &label)?;
             if overlap {
                 let (a_ptr, _a) = a.device_ptr(stream);
                 let (b_ptr, _b) = b.device_ptr(stream);
@@ -195,12 +195,13 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
     }
 
     /// Merge path's array of co-ranks, with room for the `tiles + 1` of a merge in `tiles`
-    /// tiles (grown if an earlier run needed fewer); give it back with
+    /// tiles and the partition's samples (`gpu_kernels::merge::splits_len`; grown if an earlier
+    /// run needed fewer); give it back with
     /// [`put_splits`](Self::put_splits) after the run.
     pub(super) fn take_splits(&mut self, tiles: usize) -> Result<CudaSlice<u64>> {
         match self.splits.take() {
-            Some(splits) if splits.len() > tiles => Ok(splits),
-            _ => self.gpu.alloc::<u64>(tiles + 1),
+            Some(splits) if splits.len() >= splits_len(tiles) => Ok(splits),
+            _ => self.gpu.alloc::<u64>(splits_len(tiles)),
         }
     }
 
@@ -349,24 +350,78 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
     }
 }
 
-/// Launches merge path's partition kernel `partition` on `stream` for tiles of `tile_size`
-/// outputs: the co-ranks of every tile start of A (`m` keys) and B (`n` keys) into `splits`.
-/// `label` names the merge in errors.
-pub(super) fn launch_partition<K: HostKey>(
-    stream: &CudaStream,
-    partition: &CudaFunction,
-    (a, m, b, n): (&CudaSlice<K>, &u64, &CudaSlice<K>, &u64),
-    tile_size: u64,
-    splits: &mut CudaSlice<u64>,
-    label: &str,
-) -> Result<()> {
-    let tiles = (*m + *n).div_ceil(tile_size) as usize;
-    let mut launch = stream.launch_builder(partition);
-    launch.arg(a).arg(m).arg(b).arg(n).arg(&tile_size).arg(splits);
-    // SAFETY: `merge_path_partition_<t>(a, m, b, n, tile_size, splits)`: A and B hold m and n
-    // sorted, NaN-free keys (checked when the problem was set up); `splits` holds at least
-    // tiles + 1 entries (`take_splits`); the launch has tiles + 1 threads or more.
-    unsafe { launch.launch(path::partition_config(tiles)) }
-        .map(drop)
-        .context(|| format!("launching the {label} partition"))
+/// Merge path's partition for one key type and order: the sample kernel (any order) and the
+/// partition kernel, and whether the partition may overlap the sample kernel's end.
+pub(super) struct PathPartition {
+    samples: CudaFunction,
+    partition: CudaFunction,
+    overlap: bool,
+}
+
+impl PathPartition {
+    /// The partition of `dtype` keys sorted in `order` on `gpu`.
+    pub(super) fn new(gpu: &Gpu, dtype: &str, order: &str) -> Result<Self> {
+        Ok(Self {
+            samples: gpu.function(&path::samples_entry_point(dtype))?,
+            partition: gpu.function(&path::partition_entry_point_in(dtype, order))?,
+            overlap: gpu.overlaps_dependent_launches(),
+        })
+    }
+
+    /// Launches the partition on `stream` for tiles of `tile_size` outputs: the co-ranks of
+    /// every tile start of A (`m` keys) and B (`n` keys) into `splits`, after the sample kernel
+    /// on merges large enough for samples (`gpu_kernels::merge::partition_samples`). `label`
+    /// names the merge in errors.
+    pub(super) fn launch<K: HostKey>(
+        &self,
+        stream: &CudaStream,
+        (a, m, b, n): (&CudaSlice<K>, &u64, &CudaSlice<K>, &u64),
+        tile_size: u64,
+        splits: &mut CudaSlice<u64>,
+        label: &str,
+    ) -> Result<()> {
+        let tiles = (*m + *n).div_ceil(tile_size) as usize;
+        if !partition_samples(*m as usize, *n as usize) {
+            let mut launch = stream.launch_builder(&self.partition);
+            launch.arg(a).arg(m).arg(b).arg(n).arg(&tile_size).arg(splits);
+            // SAFETY: `merge_path_partition_<t>(a, m, b, n, tile_size, splits)`: A and B hold m
+            // and n sorted, NaN-free keys (checked when the problem was set up); `splits` holds
+            // `splits_len(tiles)` entries (`take_splits`); the launch has tiles + 1 threads or
+            // more; this merge uses no samples.
+            return unsafe { launch.launch(path::partition_config(tiles)) }
+                .map(drop)
+                .context(|| format!("launching the {label} partition"));
+        }
+        let mut launch = stream.launch_builder(&self.samples);
+        launch.arg(a).arg(m).arg(b).arg(n).arg(&tile_size).arg(&mut *splits);
+        // SAFETY: `merge_path_samples_<t>(a, m, b, n, tile_size, splits)`: A and B hold m and n
+        // keys; `splits` holds `splits_len(tiles)` entries; `samples_config` has
+        // `PARTITION_SAMPLES` threads or more.
+        unsafe { launch.launch(path::samples_config()) }
+            .map(drop)
+            .context(|| format!("launching the {label} partition's samples"))?;
+        if self.overlap {
+            let (a_ptr, _a) = a.device_ptr(stream);
+            let (b_ptr, _b) = b.device_ptr(stream);
+            let (splits_ptr, _splits) = splits.device_ptr(stream);
+            // SAFETY: as below, the six parameters in order; the partition's threads wait for
+            // the sample kernel (`grid_dependency::wait`) before they read the samples.
+            return unsafe {
+                crate::gpu::launch_overlapping(
+                    stream,
+                    &self.partition,
+                    path::partition_config(tiles),
+                    &[a_ptr, *m, b_ptr, *n, tile_size, splits_ptr],
+                )
+            }
+            .context(|| format!("launching the {label} partition"));
+        }
+        let mut launch = stream.launch_builder(&self.partition);
+        launch.arg(a).arg(m).arg(b).arg(n).arg(&tile_size).arg(splits);
+        // SAFETY: as the partition above; the sample kernel before it, on the same stream,
+        // wrote the samples into `splits`.
+        unsafe { launch.launch(path::partition_config(tiles)) }
+            .map(drop)
+            .context(|| format!("launching the {label} partition"))
+    }
 }
