@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use cudarc::driver::sys::{self, CUdevice_attribute, CUfunction_attribute};
 use cudarc::driver::{
     CudaContext, CudaEvent, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
-    DeviceRepr, LaunchConfig,
+    DeviceRepr, LaunchConfig, SyncOnDrop,
 };
 use cudarc::nvrtc::Ptx;
 use gpu_kernels::KernelParam;
@@ -104,48 +104,108 @@ fn open_context(ordinal: usize) -> Result<Arc<CudaContext>> {
     CudaContext::new(ordinal).context(|| format!("creating a context on GPU {ordinal}"))
 }
 
-/// Launches `function` on `stream` with `config`, allowed to start while the kernel ahead of it
-/// on the stream finishes (programmatic dependent launch, compute capability 9.0 and up, the
-/// Hopper build: see [`Gpu::overlaps_dependent_launches`]). The kernel must wait
-/// (`gpu_kernels::device::grid_dependency::wait`) before it reads what the kernel ahead writes.
-/// `words` are the kernel's parameters, each 8 bytes: device pointers and 64-bit counts.
-///
-/// # Safety
-/// As a kernel launch: `words` are the kernel's parameters in order, each of 8 bytes; every
-/// buffer they point to stays alive, and is neither read nor written elsewhere against the
-/// stream's order, until the kernel has run.
-pub unsafe fn launch_overlapping(
-    stream: &CudaStream,
-    function: &CudaFunction,
-    config: LaunchConfig,
-    words: &[u64],
-) -> std::result::Result<(), cudarc::driver::DriverError> {
-    let mut params: Vec<*mut std::ffi::c_void> =
-        words.iter().map(|word| (word as *const u64).cast_mut().cast()).collect();
-    let mut attribute = sys::CUlaunchAttribute {
-        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
-        pad: [0; 4],
-        value: sys::CUlaunchAttributeValue { programmaticStreamSerializationAllowed: 1 },
-    };
-    let launch = sys::CUlaunchConfig {
-        gridDimX: config.grid_dim.0,
-        gridDimY: config.grid_dim.1,
-        gridDimZ: config.grid_dim.2,
-        blockDimX: config.block_dim.0,
-        blockDimY: config.block_dim.1,
-        blockDimZ: config.block_dim.2,
-        sharedMemBytes: config.shared_mem_bytes,
-        hStream: stream.cu_stream(),
-        attrs: &mut attribute,
-        numAttrs: 1,
-    };
-    stream.context().bind_to_thread()?;
-    // SAFETY: per the caller; the configuration, its attribute and the parameters' words live
-    // through the call, which copies them.
-    unsafe {
-        sys::cuLaunchKernelEx(&launch, function.cu_function(), params.as_mut_ptr(), std::ptr::null_mut())
+/// A kernel's parameters as the driver takes them, one 8-byte word each (device pointers and
+/// 64-bit counts), for a launch that may overlap the kernel ahead of it on the stream
+/// ([`launch`](Self::launch)). It holds cudarc's guards of the buffers (which order them on the
+/// stream) until it is dropped, after its launches.
+pub struct KernelWords<'a> {
+    stream: &'a CudaStream,
+    words: Vec<u64>,
+    _guards: Vec<SyncOnDrop<'a>>,
+}
+
+impl<'a> KernelWords<'a> {
+    /// No parameters yet, for launches on `stream`.
+    pub fn new(stream: &'a CudaStream) -> Self {
+        Self { stream, words: Vec::new(), _guards: Vec::new() }
     }
-    .result()
+
+    /// Then a buffer the kernel reads.
+    pub fn read<T>(mut self, buffer: &'a CudaSlice<T>) -> Self {
+        let (pointer, guard) = buffer.device_ptr(self.stream);
+        self.words.push(pointer);
+        self._guards.push(guard);
+        self
+    }
+
+    /// Then a buffer the kernel writes.
+    pub fn write<T>(mut self, buffer: &'a mut CudaSlice<T>) -> Self {
+        let (pointer, guard) = buffer.device_ptr_mut(self.stream);
+        self.words.push(pointer);
+        self._guards.push(guard);
+        self
+    }
+
+    /// Then a 64-bit count.
+    pub fn count(mut self, count: u64) -> Self {
+        self.words.push(count);
+        self
+    }
+
+    /// Launches `function` with these parameters and `config`; with `overlap`, allowed to start
+    /// while the kernel ahead of it on the stream finishes (programmatic dependent launch,
+    /// compute capability 9.0 and up, the Hopper build: see
+    /// [`Gpu::overlaps_dependent_launches`]), so the kernel must wait
+    /// (`gpu_kernels::device::grid_dependency::wait`) before it reads what the kernel ahead
+    /// writes.
+    ///
+    /// # Safety
+    /// As a kernel launch: the words are the kernel's parameters in order; the buffers hold
+    /// what the kernel reads and have room for what it writes.
+    pub unsafe fn launch(
+        &self,
+        function: &CudaFunction,
+        config: LaunchConfig,
+        overlap: bool,
+    ) -> std::result::Result<(), cudarc::driver::DriverError> {
+        let mut params: Vec<*mut std::ffi::c_void> =
+            self.words.iter().map(|word| (word as *const u64).cast_mut().cast()).collect();
+        let LaunchConfig { grid_dim: (gx, gy, gz), block_dim: (bx, by, bz), shared_mem_bytes } = config;
+        let (function, stream) = (function.cu_function(), self.stream.cu_stream());
+        self.stream.context().bind_to_thread()?;
+        if !overlap {
+            // The plain launch (any driver: `cuLaunchKernelEx` needs CUDA 11.8).
+            // SAFETY: per the caller; the parameters' words live through the call, which
+            // copies them.
+            return unsafe {
+                sys::cuLaunchKernel(
+                    function,
+                    gx,
+                    gy,
+                    gz,
+                    bx,
+                    by,
+                    bz,
+                    shared_mem_bytes,
+                    stream,
+                    params.as_mut_ptr(),
+                    std::ptr::null_mut(),
+                )
+            }
+            .result();
+        }
+        let mut attribute = sys::CUlaunchAttribute {
+            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+            pad: [0; 4],
+            value: sys::CUlaunchAttributeValue { programmaticStreamSerializationAllowed: 1 },
+        };
+        let launch = sys::CUlaunchConfig {
+            gridDimX: gx,
+            gridDimY: gy,
+            gridDimZ: gz,
+            blockDimX: bx,
+            blockDimY: by,
+            blockDimZ: bz,
+            sharedMemBytes: shared_mem_bytes,
+            hStream: stream,
+            attrs: &mut attribute,
+            numAttrs: 1,
+        };
+        // SAFETY: per the caller; the configuration, its attribute and the parameters' words
+        // live through the call, which copies them.
+        unsafe { sys::cuLaunchKernelEx(&launch, function, params.as_mut_ptr(), std::ptr::null_mut()) }
+            .result()
+    }
 }
 
 /// How many GPUs the driver sees; [`Error::NoDriver`] when `libcuda` cannot be loaded.
@@ -218,7 +278,7 @@ impl Gpu {
     }
 
     /// Whether a kernel that reads what the kernel ahead of it wrote may be launched to overlap
-    /// that kernel's end ([`launch_overlapping`]): true with the Hopper build of the kernels,
+    /// that kernel's end ([`KernelWords::launch`]): true with the Hopper build of the kernels,
     /// whose readers wait for the kernel ahead (`griddepcontrol.wait`); the portable build has
     /// no such wait.
     pub fn overlaps_dependent_launches(&self) -> bool {

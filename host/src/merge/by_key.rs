@@ -22,9 +22,9 @@
 use std::marker::PhantomData;
 
 use bytemuck::{Pod, Zeroable};
-use cudarc::driver::{CudaSlice, DevicePtr, DevicePtrMut, PushKernelArg};
+use cudarc::driver::CudaSlice;
 use gpu_kernels::merge::tiles::PathShape;
-use gpu_kernels::merge::{Ascending, KeyOrder};
+use gpu_kernels::merge::{Ascending, KeyOrder, splits_len};
 use gpu_kernels::merge::{
     BY_KEY_SHAPES_F32, BY_KEY_SHAPES_F64, BY_KEY_SHAPES_I32, BY_KEY_SHAPES_I64, BY_KEY_SHAPES_U32,
 };
@@ -34,6 +34,7 @@ use rayon::prelude::*;
 use super::problem::PathPartition;
 use super::{HostKey, MergeProblem, path};
 use crate::error::CudaContext as _;
+use crate::gpu::KernelWords;
 use crate::preflight::{self, MergeNeed};
 use crate::{Error, Gpu, Result};
 
@@ -289,36 +290,32 @@ impl<'g, K: HostKey, V: MergeValue> MergeByKeyProblem<'g, K, V> {
             return Ok(ms);
         };
         let tiles = shape.tiles(self.len());
-        let mut splits = self.keys.take_splits(tiles)?;
+        let mut splits = self.keys.take_splits(splits_len(tiles))?;
         let tile_size = shape.tile_size() as u64;
         // The merge may start as the partition ends (see `MergeProblem::run_path`).
         let overlap = gpu.overlaps_dependent_launches();
         let (a_values, b_values, c_values) = (&self.a_values, &self.b_values, &mut self.c_values);
         let timed = self.keys.time_launches(&label, |stream, (a, m, b, n, c)| {
             partition.launch(stream, (a, m, b, n), tile_size, &mut splits, &label)?;
-            if overlap {
-                let (a_ptr, _a) = a.device_ptr(stream);
-                let (a_values_ptr, _av) = a_values.device_ptr(stream);
-                let (b_ptr, _b) = b.device_ptr(stream);
-                let (b_values_ptr, _bv) = b_values.device_ptr(stream);
-                let (c_ptr, _c) = c.device_ptr_mut(stream);
-                let (c_values_ptr, _cv) = c_values.device_ptr_mut(stream);
-                let (splits_ptr, _splits) = splits.device_ptr(stream);
-                let words =
-                    [a_ptr, a_values_ptr, *m, b_ptr, b_values_ptr, *n, c_ptr, c_values_ptr, splits_ptr];
-                // SAFETY: as below, the nine parameters in order; the merge's blocks wait for the
-                // partition (`grid_dependency::wait` in `block_tile`) before they read the splits.
-                return unsafe { crate::gpu::launch_overlapping(stream, &merge, config, &words) }
-                    .context(|| format!("launching the {label} merge"));
-            }
-            let mut launch = stream.launch_builder(&merge);
-            launch.arg(a).arg(a_values).arg(m).arg(b).arg(b_values).arg(n).arg(c).arg(c_values).arg(&splits);
+            let words = KernelWords::new(stream)
+                .read(a)
+                .read(a_values)
+                .count(*m)
+                .read(b)
+                .read(b_values)
+                .count(*n)
+                .write(c)
+                .write(c_values)
+                .read(&splits);
             // SAFETY: `merge_path_by_key_b<B>_i<I>_<t>_v<bytes>(a, a_values, m, b, b_values, n, c,
             // c_values, splits)`: the value buffers hold m, n and m + n values of `bytes` bytes
             // (the entry point's, `size_of::<V>()`), 256-byte aligned as CUDA allocates; the
-            // partition above, on the same stream, wrote the splits of this tile size; one block of
-            // B threads per tile, with the shape's shared memory (opted in above past 48 KiB).
-            unsafe { launch.launch(config) }.map(drop).context(|| format!("launching the {label} merge"))
+            // partition above, on the same stream, wrote the splits of this tile size (when
+            // overlapping it, the merge's blocks wait for it, `grid_dependency::wait` in
+            // `block_tile`, before they read them); one block of B threads per tile, with the
+            // shape's shared memory (opted in above past 48 KiB).
+            unsafe { words.launch(&merge, config, overlap) }
+                .context(|| format!("launching the {label} merge"))
         });
         self.keys.put_splits(splits);
         let ms = timed?;

@@ -2,15 +2,14 @@
 //! variant at any coarsening factor (the book's) or shape (merge path) it is built with, or of
 //! any kernel with the book's signature (for benchmarks and the CLI).
 
-use cudarc::driver::{
-    CudaFunction, CudaSlice, CudaStream, DevicePtr, DevicePtrMut, LaunchConfig, PushKernelArg,
-};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
 use gpu_kernels::merge::tiles::PathShape;
 use gpu_kernels::merge::{Ascending, KeyOrder, partition_samples, splits_len};
 
 use super::validate::check_sorted_in;
 use super::{HostKey, MergePlan, MergeVariant, path};
 use crate::error::CudaContext as _;
+use crate::gpu::KernelWords;
 use crate::preflight::{self, MergeNeed};
 use crate::{Error, Gpu, Result};
 
@@ -158,50 +157,35 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
             return self.time_launches(&label, |_, _| Ok(()));
         };
         let tiles = shape.tiles(self.m + self.n);
-        let mut splits = self.take_splits(tiles)?;
+        let mut splits = self.take_splits(splits_len(tiles))?;
         let tile_size = shape.tile_size() as u64;
         // The merge may start as the partition ends (a pipelined block reads splits as it goes,
         // without the wait).
         let overlap = self.gpu.overlaps_dependent_launches() && !shape.pipelined;
         let timed = self.time_launches(&label, |stream, (a, m, b, n, c)| {
             partition.launch(stream, (a, m, b, n), tile_size, &mut splits, &label)?;
-            if overlap {
-                let (a_ptr, _a) = a.device_ptr(stream);
-                let (b_ptr, _b) = b.device_ptr(stream);
-                let (c_ptr, _c) = c.device_ptr_mut(stream);
-                let (splits_ptr, _splits) = splits.device_ptr(stream);
-                // SAFETY: as below, the six parameters in order; the merge's blocks wait for the
-                // partition (`grid_dependency::wait` in `block_tile`) before they read the splits.
-                return unsafe {
-                    crate::gpu::launch_overlapping(
-                        stream,
-                        &merge,
-                        config,
-                        &[a_ptr, *m, b_ptr, *n, c_ptr, splits_ptr],
-                    )
-                }
-                .context(|| format!("launching the {label} merge"));
-            }
-            let mut launch = stream.launch_builder(&merge);
-            launch.arg(a).arg(m).arg(b).arg(n).arg(c).arg(&splits);
+            let words = KernelWords::new(stream).read(a).count(*m).read(b).count(*n).write(c).read(&splits);
             // SAFETY: `merge_path_[pipelined_]b<B>_i<I>_<t>(a, m, b, n, c, splits)`: the
-            // partition above, on the same stream, wrote the splits of this tile size; blocks of
-            // B threads, one per tile (or, pipelined, no more than the tiles), with the shape's
-            // shared memory (opted in above past 48 KiB).
-            unsafe { launch.launch(config) }.map(drop).context(|| format!("launching the {label} merge"))
+            // partition above, on the same stream, wrote the splits of this tile size (when
+            // overlapping it, the merge's blocks wait for it, `grid_dependency::wait` in
+            // `block_tile`, before they read them); blocks of B threads, one per tile (or,
+            // pipelined, no more than the tiles), with the shape's shared memory (opted in above
+            // past 48 KiB).
+            unsafe { words.launch(&merge, config, overlap) }
+                .context(|| format!("launching the {label} merge"))
         });
         self.put_splits(splits);
         timed
     }
 
-    /// Merge path's array of co-ranks, with room for the `tiles + 1` of a merge in `tiles`
-    /// tiles and the partition's samples (`gpu_kernels::merge::splits_len`; grown if an earlier
-    /// run needed fewer); give it back with
-    /// [`put_splits`](Self::put_splits) after the run.
-    pub(super) fn take_splits(&mut self, tiles: usize) -> Result<CudaSlice<u64>> {
+    /// Merge path's array of co-ranks (and what else a partition writes there: merge path's
+    /// samples, `gpu_kernels::merge::splits_len`), with at least `len` 64-bit entries (grown if
+    /// an earlier run needed fewer); give it back with [`put_splits`](Self::put_splits) after
+    /// the run.
+    pub(super) fn take_splits(&mut self, len: usize) -> Result<CudaSlice<u64>> {
         match self.splits.take() {
-            Some(splits) if splits.len() >= splits_len(tiles) => Ok(splits),
-            _ => self.gpu.alloc::<u64>(splits_len(tiles)),
+            Some(splits) if splits.len() >= len => Ok(splits),
+            _ => self.gpu.alloc::<u64>(len),
         }
     }
 
@@ -381,47 +365,23 @@ impl PathPartition {
         label: &str,
     ) -> Result<()> {
         let tiles = (*m + *n).div_ceil(tile_size) as usize;
-        if !partition_samples(*m as usize, *n as usize) {
-            let mut launch = stream.launch_builder(&self.partition);
-            launch.arg(a).arg(m).arg(b).arg(n).arg(&tile_size).arg(splits);
-            // SAFETY: `merge_path_partition_<t>(a, m, b, n, tile_size, splits)`: A and B hold m
-            // and n sorted, NaN-free keys (checked when the problem was set up); `splits` holds
-            // `splits_len(tiles)` entries (`take_splits`); the launch has tiles + 1 threads or
-            // more; this merge uses no samples.
-            return unsafe { launch.launch(path::partition_config(tiles)) }
-                .map(drop)
-                .context(|| format!("launching the {label} partition"));
+        let sampled = partition_samples(*m as usize, *n as usize);
+        let words =
+            KernelWords::new(stream).read(a).count(*m).read(b).count(*n).count(tile_size).write(splits);
+        if sampled {
+            // SAFETY: `merge_path_samples_<t>(a, m, b, n, tile_size, splits)`: A and B hold m
+            // and n keys; `splits` holds `splits_len(tiles)` entries; `samples_config` has
+            // `PARTITION_SAMPLES` threads or more.
+            unsafe { words.launch(&self.samples, path::samples_config(), false) }
+                .context(|| format!("launching the {label} partition's samples"))?;
         }
-        let mut launch = stream.launch_builder(&self.samples);
-        launch.arg(a).arg(m).arg(b).arg(n).arg(&tile_size).arg(&mut *splits);
-        // SAFETY: `merge_path_samples_<t>(a, m, b, n, tile_size, splits)`: A and B hold m and n
-        // keys; `splits` holds `splits_len(tiles)` entries; `samples_config` has
-        // `PARTITION_SAMPLES` threads or more.
-        unsafe { launch.launch(path::samples_config()) }
-            .map(drop)
-            .context(|| format!("launching the {label} partition's samples"))?;
-        if self.overlap {
-            let (a_ptr, _a) = a.device_ptr(stream);
-            let (b_ptr, _b) = b.device_ptr(stream);
-            let (splits_ptr, _splits) = splits.device_ptr(stream);
-            // SAFETY: as below, the six parameters in order; the partition's threads wait for
-            // the sample kernel (`grid_dependency::wait`) before they read the samples.
-            return unsafe {
-                crate::gpu::launch_overlapping(
-                    stream,
-                    &self.partition,
-                    path::partition_config(tiles),
-                    &[a_ptr, *m, b_ptr, *n, tile_size, splits_ptr],
-                )
-            }
-            .context(|| format!("launching the {label} partition"));
-        }
-        let mut launch = stream.launch_builder(&self.partition);
-        launch.arg(a).arg(m).arg(b).arg(n).arg(&tile_size).arg(splits);
-        // SAFETY: as the partition above; the sample kernel before it, on the same stream,
-        // wrote the samples into `splits`.
-        unsafe { launch.launch(path::partition_config(tiles)) }
-            .map(drop)
+        // SAFETY: `merge_path_partition_<t>(a, m, b, n, tile_size, splits)`: A and B hold m and
+        // n sorted, NaN-free keys (checked when the problem was set up); `splits` holds
+        // `splits_len(tiles)` entries; the launch has tiles + 1 threads or more; where the merge
+        // is sampled, the sample kernel above, on the same stream, writes the samples into
+        // `splits` (when overlapping it, the partition's threads wait for it,
+        // `grid_dependency::wait`, before they read them).
+        unsafe { words.launch(&self.partition, path::partition_config(tiles), sampled && self.overlap) }
             .context(|| format!("launching the {label} partition"))
     }
 }

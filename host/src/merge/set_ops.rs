@@ -218,7 +218,7 @@ impl<'g, K: HostKey> SetProblem<'g, K> {
         gpu.allow_shared_memory(&set, config.shared_mem_bytes as usize, &label)?;
         let tiles = config.grid_dim.0 as usize;
         // Two words (A's index and B's) per split, `tiles + 1` splits: merge path's array, grown.
-        let mut splits = self.keys.take_splits(2 * tiles + 1)?;
+        let mut splits = self.keys.take_splits(2 * (tiles + 1))?;
         let mut status = take_at_least(gpu, &mut self.status, tiles)?;
         let tile_size = shape.tile_size() as u64;
         let mut values = values;
