@@ -64,7 +64,7 @@ use core::hint::select_unpredictable;
 use super::keys::{KeyReader, KeyWriter, MergeKey, SharedKeys};
 use super::order::KeyOrder;
 use super::samples::{PartitionSamples, co_rank_bounds_from_samples, partition_samples};
-use super::sequential::{co_rank_between, co_rank_in, co_rank_shared_probes};
+use super::sequential::{co_rank_between, co_rank_bounds_between, co_rank_in, co_rank_shared_probes};
 use super::tiles::{
     PARTITION_GROUP, PARTITION_TWO_LEVEL_MIN_TILES, PathShape, SECTOR_BYTES, a_end_marks, keys_per_16_bytes,
     keys_per_sector,
@@ -584,26 +584,28 @@ pub unsafe fn partition_coarse<K: MergeKey, O: KeyOrder<K>, SA: KeyReader<K>, SB
 }
 
 /// The second level of the partition's thread `t`: `splits[t]`, the co-rank of output
-/// `min(t * tile_size, m + n)`, searched between `low` and `high`, the first-level co-ranks of
-/// its [bound lanes](group_bound_lanes) (its own, if it searched at the first level: no probe);
-/// for `t` in `0..=tiles`, where `tiles = ⌈(m + n) / tile_size⌉` (the kernel's, computed once);
+/// `min(t * tile_size, m + n)`, searched between the first-level co-ranks of its [bound
+/// lanes](group_bound_lanes), `bounds` (each the lane's thread and co-rank; its own, twice, if
+/// it searched at the first level: no probe), in both runs ([`co_rank_bounds_between`]); for
+/// `t` in `0..=tiles`, where `tiles = ⌈(m + n) / tile_size⌉` (the kernel's, computed once);
 /// threads past that write nothing.
 ///
 /// # Safety
-/// As [`partition_coarse`]; `low` and `high` are the first-level co-ranks of the bound lanes of
-/// `t`'s lane, in its warp (threads `t - t % 32 ..` of the same partition); `tiles` is
-/// `⌈(m + n) / tile_size⌉` and `splits` has room for `tiles + 1` entries.
+/// As [`partition_coarse`]; `bounds` are the threads of the bound lanes of `t`'s lane, in its
+/// warp (threads `t - t % 32 ..` of the same partition), with their first-level co-ranks;
+/// `tiles` is `⌈(m + n) / tile_size⌉` and `splits` has room for `tiles + 1` entries.
 #[inline(always)]
 pub unsafe fn partition_fine<K: MergeKey, O: KeyOrder<K>>(
     t: usize,
-    (low, high): (usize, usize),
+    [(low_t, low), (high_t, high)]: [(usize, usize); 2],
     (a, m, b, n): PartitionInputs<K>,
     (tile_size, tiles): (usize, usize),
     splits: *mut usize,
 ) {
-    let k = tile_start(t, tile_size, m + n);
-    // The bound lanes' tile starts are either side of `k`, so `low <= co-rank <= high`.
-    let (i_low, i_high) = (low.max(k.saturating_sub(n)), high.min(k).min(m));
+    let start = |t| tile_start(t, tile_size, m + n);
+    let k = start(t);
+    // The bound lanes' tile starts are either side of `k`.
+    let (i_low, i_high) = co_rank_bounds_between((start(low_t), low), (start(high_t), high), k);
     // SAFETY: per the caller, the co-rank of k is in [i_low, i_high].
     let split = unsafe { co_rank_between::<K, O, _, _>(k, a, b, i_low, i_high) };
     if t <= tiles {
@@ -656,10 +658,12 @@ pub unsafe fn merge_path_partition<K: MergeKey, O: KeyOrder<K>>(
     unsafe {
         let own = partition_coarse::<K, O, _, _>(t, group, inputs, samples, tile_size);
         let bounds = if group == 1 {
-            (own, own)
+            [(t, own); 2]
         } else {
-            let (low_lane, high_lane) = group_bound_lanes(t as u32 % warp::LANES, group);
-            (warp::from_lane(own, low_lane), warp::from_lane(own, high_lane))
+            let lane = t as u32 % warp::LANES;
+            let (low_lane, high_lane) = group_bound_lanes(lane, group);
+            let thread = |bound_lane| t - lane as usize + bound_lane as usize;
+            [low_lane, high_lane].map(|bound_lane| (thread(bound_lane), warp::from_lane(own, bound_lane)))
         };
         partition_fine::<K, O>(t, bounds, inputs, (tile_size, tiles), splits)
     }

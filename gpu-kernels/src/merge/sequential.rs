@@ -195,6 +195,22 @@ where
     unsafe { climb_to_co_rank::<K, O, A, B>(k, a, b, i_low, (i_low, i_high)) }
 }
 
+/// Bounds `[i_low, i_high]` on the co-rank of `k` (for [`co_rank_between`]) from `low`, the
+/// co-rank of `low_k`, and `high`, that of `high_k`, two ranks either side (`low_k <= k <=
+/// high_k`). Both co-ranks grow with the rank, A's (`low <= i <= high`) and B's (`low_k - low
+/// <= k - i <= high_k - high`), so the interval is no wider than the narrower of the two runs'
+/// spans between the ranks: on a lopsided merge, the short run's few keys rather than about
+/// `high_k - low_k` of the long one. (It is the co-rank's own bounds, `[max(0, k - n), min(k,
+/// m)]`, in the merge of the two runs' spans.)
+#[inline(always)]
+pub fn co_rank_bounds_between(
+    (low_k, low): (usize, usize),
+    (high_k, high): (usize, usize),
+    k: usize,
+) -> (usize, usize) {
+    (low.max(k.saturating_sub(high_k - high)), high.min(k - (low_k - low)))
+}
+
 /// The search of [`co_rank_shared_probes`] and [`co_rank_between`]: from `start`, which the
 /// co-rank is at least, the bits of its distance from `start`, highest first, as `i = i +
 /// 2^bit` whenever the co-rank is at least that; a step to `next` is answered without a load

@@ -130,7 +130,9 @@ proptest! {
         let (low_k, high_k) = (low_k.min(total), (low_k + span).min(total));
         let (low, high) = (co_rank(low_k, &a, &b), co_rank(high_k, &a, &b));
         for k in low_k..=high_k {
-            let (i_low, i_high) = (low.max(k.saturating_sub(b.len())), high.min(k).min(a.len()));
+            let (i_low, i_high) = sequential::co_rank_bounds_between((low_k, low), (high_k, high), k);
+            // No wider than either run's span between the two ranks.
+            prop_assert!(i_high - i_low <= (high - low).min((high_k - high) - (low_k - low)), "k {}", k);
             // SAFETY: the co-ranks of low_k and high_k bound k's; `Checked` panics on a read
             // past the slices.
             let between = unsafe {
@@ -617,7 +619,8 @@ fn simulate_partition_with<K: Exact, O: KeyOrder<K>>(
                 .collect();
             for lane in 0..lanes {
                 let (low_lane, high_lane) = group_bound_lanes(lane as u32, group);
-                let bounds = (own[low_lane as usize], own[high_lane as usize]);
+                let bounds =
+                    [low_lane, high_lane].map(|bound| (warp_start + bound as usize, own[bound as usize]));
                 let tiling = (tile_size, tiles);
                 partition_fine::<K, O>(warp_start + lane, bounds, inputs, tiling, splits.as_mut_ptr());
             }
