@@ -619,7 +619,8 @@ pub unsafe fn partition_fine<K: MergeKey, O: KeyOrder<K>>(
 /// coarse search bounds the fine ones). Some lanes of each warp co-rank over the whole merge
 /// ([`partition_coarse`]); the others take their bounds from two of them by warp shuffles and
 /// co-rank between ([`partition_fine`]), in as many probes as the bounds' distance has bits
-/// (about 15 for groups of 4 tiles) instead of about 28. Fewer probes reach DRAM (on an H200,
+/// (bounded in both runs: at most about 14 for groups of 4 tiles, none where a group's tiles
+/// take one run only) instead of about 28. Fewer probes reach DRAM (on an H200,
 /// `ncu`: half the bytes), but the second level's are dependent loads after the first's, so it
 /// pays only on merges large enough for DRAM sectors, not latency, to bound the partition
 /// ([`PARTITION_TWO_LEVEL_MIN_TILES`]). On merges where [`partition_samples`] holds, the

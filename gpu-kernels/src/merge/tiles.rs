@@ -417,7 +417,10 @@ pub const PARTITION_GROUP: usize = 4;
 /// 2026-12-02 10:06, two rounds), `f64` 2^27 + 2^27 (95 325 tiles) 1.4–1.6 % faster, `i32`
 /// 2^27 + 2^27 (49 932) 0.3–0.5 % faster, `f64` 2^26 + 2^26 (47 662) ±0.4 %, `f64` 2^27 + 2^20
 /// (48 035) 1.2 % slower, `i32` 2^27 + 2^24 (26 091) 2 % slower. So 2^16, with a margin for the
-/// lopsided merges.
+/// lopsided merges. With the second level bounded in both runs, 2^15 again (session of
+/// 2026-12-02 16:09, two rounds): `i32` 2^27 + 2^27 few-unique 0.7 % faster but uniform 0.6 %
+/// slower, `f64` 2^26 + 2^26 0.7 % slower, `f64` 2^27 + 2^20 0.4 % faster: which wins depends on
+/// the keys, which the partition does not know beforehand, so 2^16 stays.
 pub const PARTITION_TWO_LEVEL_MIN_TILES: usize = 1 << 16;
 
 #[cfg(test)]
