@@ -51,6 +51,13 @@ pub mod thread {
         grid_dim_z => _grid_dim_z;
     }
 
+    /// This thread's index in a one-dimensional grid, `blockIdx.x · blockDim.x + threadIdx.x`,
+    /// in 64 bits (grids of more than 2^32 threads).
+    #[inline(always)]
+    pub fn grid_thread_x() -> usize {
+        block_idx_x() as usize * block_dim_x() as usize + thread_idx_x() as usize
+    }
+
     /// `__syncthreads()`: waits until every thread of the block has reached it, and makes
     /// the block's shared-memory writes before it visible to the block after it.
     #[inline(always)]

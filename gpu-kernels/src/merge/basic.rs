@@ -56,7 +56,7 @@ pub unsafe fn merge_basic<K: MergeKey, const C: usize>(
     n: usize,
     c: *mut K,
 ) {
-    let tid = block_idx_x() as usize * block_dim_x() as usize + thread_idx_x() as usize;
+    let tid = grid_thread_x();
     // SAFETY: per the caller; every thread has its own `tid`.
     unsafe { merge_basic_thread::<K, C>(tid, a, m, b, n, c) }
 }

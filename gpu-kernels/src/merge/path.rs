@@ -646,7 +646,7 @@ pub unsafe fn merge_path_partition<K: MergeKey, O: KeyOrder<K>>(
 ) {
     // The merge may start now: its blocks wait for these co-ranks (on Hopper).
     grid_dependency::launch_dependents();
-    let t = block_idx_x() as usize * block_dim_x() as usize + thread_idx_x() as usize;
+    let t = grid_thread_x();
     let tiles = (m + n).div_ceil(tile_size);
     let group = partition_group(tiles);
     let inputs = (a, m, b, n);

@@ -16,7 +16,7 @@ use super::path::PartitionInputs;
 use super::sequential::climb_to_co_rank;
 use super::tiles::{PARTITION_MIN_SAMPLED_RUN, PARTITION_SAMPLES};
 use crate::device::grid_dependency;
-use crate::device::thread::{block_dim_x, block_idx_x, thread_idx_x};
+use crate::device::thread::grid_thread_x;
 
 /// The stride `S` of the samples of runs of `m` and `n` keys: the least power of two that
 /// leaves at most [`PARTITION_SAMPLES`] samples of either run.
@@ -157,7 +157,7 @@ pub unsafe fn merge_path_samples<K: MergeKey>(
 ) {
     // The partition may start now: its threads wait for these samples (on Hopper).
     grid_dependency::launch_dependents();
-    let x = block_idx_x() as usize * block_dim_x() as usize + thread_idx_x() as usize;
+    let x = grid_thread_x();
     let samples =
         PartitionSamples::<*mut K, *mut K>::after_splits(splits, (m + n).div_ceil(tile_size), (m, n));
     // SAFETY: per the caller; each thread writes only its own samples.

@@ -77,7 +77,7 @@ pub unsafe fn set_partition<K: MergeKey, O: KeyOrder<K>>(
     splits: *mut usize,
     status: *mut u64,
 ) {
-    let t = block_idx_x() as usize * block_dim_x() as usize + thread_idx_x() as usize;
+    let t = grid_thread_x();
     // SAFETY: per the caller.
     unsafe { set_partition_thread::<K, O>(t, (a, m), (b, n), tile_size, splits, status) }
 }
