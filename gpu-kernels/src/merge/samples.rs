@@ -1,7 +1,8 @@
 //! Beyond the book: samples of both runs for the merge-path partition's first levels. Every
 //! level of a co-rank search over the whole merge is a dependent load, and on a large merge
-//! nearly every one is a DRAM sector of its own (on an H200, about 1 µs a level, 27 of them at
-//! 2^27 keys a side). A small kernel first copies every `S`-th key of A and of B into one array
+//! nearly every one is a DRAM sector of its own (27 levels at 2^27 keys a side; on an H200 the
+//! partition of a large merge is bound by those sectors and its instructions more than by the
+//! levels' latency, docs/merge-h200.md). A small kernel first copies every `S`-th key of A and of B into one array
 //! for the whole grid ([`merge_path_samples`]); the partition's search then runs on those
 //! samples while its steps are `S` or more ([`co_rank_bounds_from_samples`]), loads that hit
 //! in L2 (the samples are [`PARTITION_SAMPLES`] keys a run, just written), and only the last
