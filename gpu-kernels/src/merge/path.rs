@@ -586,9 +586,9 @@ pub unsafe fn partition_coarse<K: MergeKey, O: KeyOrder<K>, SA: KeyReader<K>, SB
 /// The second level of the partition's thread `t`: `splits[t]`, the co-rank of output
 /// `min(t * tile_size, m + n)`, searched between the first-level co-ranks of its [bound
 /// lanes](group_bound_lanes), `bounds` (each the lane's thread and co-rank; its own, twice, if
-/// it searched at the first level: no probe), in both runs ([`co_rank_bounds_between`]); for
-/// `t` in `0..=tiles`, where `tiles = ⌈(m + n) / tile_size⌉` (the kernel's, computed once);
-/// threads past that write nothing.
+/// it searched at the first level: no probe), in both runs
+/// (`sequential::co_rank_bounds_between`); for `t` in `0..=tiles`, where `tiles = ⌈(m + n) /
+/// tile_size⌉` (the kernel's, computed once); threads past that write nothing.
 ///
 /// # Safety
 /// As [`partition_coarse`]; `bounds` are the threads of the bound lanes of `t`'s lane, in its
