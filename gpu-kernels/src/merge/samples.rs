@@ -2,14 +2,14 @@
 //! level of a co-rank search over the whole merge is a dependent load, and on a large merge
 //! nearly every one is a DRAM sector of its own (27 levels at 2^27 keys a side; on an H200 the
 //! partition of a large merge is bound by those sectors and its instructions more than by the
-//! levels' latency, docs/merge-h200.md). A small kernel first copies every `S`-th key of A and of B into one array
-//! for the whole grid ([`merge_path_samples`]); the partition's search then runs on those
-//! samples while its steps are `S` or more ([`co_rank_bounds_from_samples`]), loads that hit
-//! in L2 (the samples are [`PARTITION_SAMPLES`] keys a run, just written), and only the last
-//! `log2(2S)` levels go to the runs themselves. Each sample is loaded from DRAM once, by one
-//! thread, not once per partition block (a probe that lost, docs/merge-h200.md). On an H200 the
-//! whole merge of 2^24 to 2^27 keys a side gets 1–3 % faster with `i32` keys, up to 1.5 % with
-//! `f64` ones; it pays from [`PARTITION_MIN_SAMPLED_RUN`] keys a run.
+//! levels' latency, docs/merge-h200.md). A small kernel first copies every `S`-th key of A and
+//! of B into one array for the whole grid ([`merge_path_samples`]); the partition's search then
+//! runs on those samples while its steps are `S` or more ([`co_rank_bounds_from_samples`]),
+//! loads that hit in L2 (the samples are [`PARTITION_SAMPLES`] keys a run, just written), and
+//! only the last `log2(2S)` levels go to the runs themselves. Each sample is loaded from DRAM
+//! once, by one thread, not once per partition block (a probe that lost, docs/merge-h200.md).
+//! On an H200 the whole merge of 2^24 to 2^27 keys a side gets 1–3 % faster with `i32` keys, up
+//! to 1.5 % with `f64` ones; it pays from [`PARTITION_MIN_SAMPLED_RUN`] keys a run.
 
 use super::keys::{KeyReader, KeyWriter, MergeKey};
 use super::order::KeyOrder;
