@@ -17,6 +17,11 @@ pub trait MergeKey: Copy + PartialOrd + 'static {
     /// A key no other key is less than (`MIN`, or minus infinity): the end mark of a descending
     /// merge.
     const LEAST: Self;
+
+    /// The key as the nearest `f64` (exact for every type but `i64` past 2^53, and never out of
+    /// order: a greater key is never a smaller `f64`). The partition's interpolation search reads
+    /// it to guess where a co-rank lies, never to decide one.
+    fn nearest_f64(self) -> f64;
 }
 
 macro_rules! merge_keys {
@@ -25,6 +30,10 @@ macro_rules! merge_keys {
             const NAME: &'static str = stringify!($t);
             const GREATEST: Self = $greatest;
             const LEAST: Self = $least;
+            #[inline(always)]
+            fn nearest_f64(self) -> f64 {
+                self as f64
+            }
         }
     )*};
 }

@@ -28,6 +28,7 @@ mod by_key;
 mod circular;
 mod circular_buffer;
 mod entry;
+mod interpolation;
 mod keys;
 pub mod lookback;
 mod order;
@@ -53,6 +54,7 @@ pub use entry::{
     PATH_SHAPES_U32, SET_SHAPES_F32, SET_SHAPES_F64, SET_SHAPES_I32, SET_SHAPES_I64, SET_SHAPES_U32,
     UPPER16_KEY_TYPES,
 };
+pub use interpolation::{co_rank_interpolated, co_rank_interpolated_between};
 pub use keys::{KeyReader, KeyRun, KeyWriter, MergeKey, SharedKeys};
 pub use order::{Ascending, ByUpper16, Descending, KeyOrder};
 pub use path::{

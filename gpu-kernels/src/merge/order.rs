@@ -39,6 +39,19 @@ pub trait KeyOrder<K: MergeKey>: Copy + 'static {
     fn after(a: K, b: K) -> bool {
         Self::before(b, a)
     }
+
+    /// Whether [`position`](Self::position) places keys on a line, so that the partition may
+    /// guess its co-ranks by interpolation (`merge::interpolation`). An order without it is
+    /// searched by bisection alone.
+    const HAS_POSITION: bool = false;
+
+    /// Where a key lies on a line that the order follows: a key before another never has a
+    /// greater position (equal positions say nothing). Only read where
+    /// [`HAS_POSITION`](Self::HAS_POSITION) holds.
+    #[inline(always)]
+    fn position(_key: K) -> f64 {
+        0.0
+    }
 }
 
 /// Ascending order of `PartialOrd` (the inputs hold no NaN): every kernel's, and the default.
@@ -66,6 +79,13 @@ impl<K: MergeKey> KeyOrder<K> for Ascending {
     fn after(a: K, b: K) -> bool {
         a > b
     }
+
+    const HAS_POSITION: bool = true;
+
+    #[inline(always)]
+    fn position(key: K) -> f64 {
+        key.nearest_f64()
+    }
 }
 
 /// Descending order: the greatest key first.
@@ -87,6 +107,13 @@ impl<K: MergeKey> KeyOrder<K> for Descending {
     fn no_later(a: K, b: K) -> bool {
         a >= b
     }
+
+    const HAS_POSITION: bool = true;
+
+    #[inline(always)]
+    fn position(key: K) -> f64 {
+        -key.nearest_f64()
+    }
 }
 
 /// The example of a user's order: `u32` keys ascending by their upper 16 bits alone (say, a
@@ -104,6 +131,13 @@ impl KeyOrder<u32> for ByUpper16 {
     #[inline(always)]
     fn before(a: u32, b: u32) -> bool {
         (a >> 16) < (b >> 16)
+    }
+
+    const HAS_POSITION: bool = true;
+
+    #[inline(always)]
+    fn position(key: u32) -> f64 {
+        (key >> 16) as f64
     }
 }
 

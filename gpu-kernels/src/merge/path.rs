@@ -61,6 +61,7 @@
 
 use core::hint::select_unpredictable;
 
+use super::interpolation::{co_rank_interpolated, interpolates};
 use super::keys::{KeyReader, KeyWriter, MergeKey, SharedKeys};
 use super::order::KeyOrder;
 use super::samples::{PartitionSamples, co_rank_bounds_from_samples, partition_samples};
@@ -553,7 +554,11 @@ fn tile_start(t: usize, tile_size: usize, total: usize) -> usize {
 /// its tile's start over the whole merge if its lane [searches at the first
 /// level](coarse_search), else 0 (unused). With `samples`, bounded by them
 /// ([`co_rank_bounds_from_samples`]) and searched between the bounds in the runs
-/// (`co_rank_between`); without, the one-level partition's search (`co_rank_shared_probes`).
+/// (`co_rank_between`); without, by interpolation on merges of [`PARTITION_MIN_INTERPOLATED`]
+/// keys or more whose order has positions ([`co_rank_interpolated`]), else the one-level
+/// partition's search (`co_rank_shared_probes`).
+///
+/// [`PARTITION_MIN_INTERPOLATED`]: super::tiles::PARTITION_MIN_INTERPOLATED
 ///
 /// # Safety
 /// `a` holds `m` keys and `b` holds `n`, sorted in the order `O`; `samples`, if any, are
@@ -578,6 +583,7 @@ pub unsafe fn partition_coarse<K: MergeKey, O: KeyOrder<K>, SA: KeyReader<K>, SB
                 let (low, high) = co_rank_bounds_from_samples::<K, O, _, _>(k, (m, n), samples);
                 co_rank_between::<K, O, _, _>(k, a, b, low, high)
             }
+            None if interpolates::<K, O>(m + n) => co_rank_interpolated::<K, O, _, _>(k, a, m, b, n),
             None => co_rank_shared_probes::<K, O, _, _>(k, a, m, b, n),
         }
     }

@@ -41,6 +41,10 @@ impl MergeKey for Tagged {
     const NAME: &'static str = "tagged";
     const GREATEST: Self = Tagged { key: i64::MAX, tag: u64::MAX };
     const LEAST: Self = Tagged { key: i64::MIN, tag: u64::MAX };
+
+    fn nearest_f64(self) -> f64 {
+        self.key as f64
+    }
 }
 
 /// What an unwritten output or a stale buffer entry holds.
@@ -76,6 +80,54 @@ fn inputs(max_len: usize) -> impl Strategy<Value = (Vec<Tagged>, Vec<Tagged>)> {
         let keys = proptest::collection::vec(0..range, 0..=max_len);
         (keys.clone(), keys).prop_map(|(a, b)| tagged(&a, &b))
     })
+}
+
+/// [`co_rank_interpolated`] on slices read with bounds checks.
+fn interpolated<K: MergeKey, O: KeyOrder<K>>(k: usize, a: &[K], b: &[K]) -> usize {
+    // SAFETY: k <= m + n in every caller; the slices hold their keys, sorted in the order `O`;
+    // `Checked` panics on a read past them.
+    unsafe { co_rank_interpolated::<K, O, _, _>(k, Checked(a), a.len(), Checked(b), b.len()) }
+}
+
+/// The keys of `run` negated, so sorted in descending order.
+fn descending(run: &[f64]) -> Vec<f64> {
+    run.iter().map(|x| -x).collect()
+}
+
+/// Two sorted runs of `f64` keys up to `max_len` long, in shapes that interpolation meets well
+/// and badly: uniform, cubed (skewed), a few values, a step between two ranges, and runs that
+/// reach infinity.
+fn shaped_runs(max_len: usize) -> impl Strategy<Value = (Vec<f64>, Vec<f64>)> {
+    let run = move |shape: u8| {
+        proptest::collection::vec(-1.0f64..1.0, 0..=max_len).prop_map(move |mut keys| {
+            for x in keys.iter_mut() {
+                *x = match shape {
+                    0 => *x,
+                    1 => x.powi(3) * 1e6,
+                    2 => (*x * 4.0).round(),
+                    3 => {
+                        if *x < 0.5 {
+                            *x
+                        } else {
+                            1e12 + *x
+                        }
+                    }
+                    _ => {
+                        if *x > 0.9 {
+                            f64::INFINITY
+                        } else if *x < -0.9 {
+                            f64::NEG_INFINITY
+                        } else {
+                            *x
+                        }
+                    }
+                };
+            }
+            keys.sort_by(|p, q| p.partial_cmp(q).unwrap());
+            keys
+        })
+    };
+    (0u8..5, 0u8..5).prop_flat_map(move |(sa, sb)| (run(sa), run(sb)))
 }
 
 /// A run of keys read with bounds checks: a read past the slice panics.
@@ -125,6 +177,30 @@ proptest! {
     }
 
     #[test]
+    fn co_rank_by_interpolation_is_the_co_rank((a, b) in inputs(40)) {
+        for k in 0..=a.len() + b.len() {
+            prop_assert_eq!(interpolated::<_, order::Ascending>(k, &a, &b), co_rank(k, &a, &b), "k {}", k);
+        }
+    }
+
+    #[test]
+    fn co_rank_by_interpolation_on_shaped_keys_is_the_co_rank(
+        (a, b) in shaped_runs(3000),
+        ks in proptest::collection::vec(0.0f64..=1.0, 16),
+    ) {
+        for k in ks.into_iter().map(|f| (f * (a.len() + b.len()) as f64) as usize) {
+            let expected = unsafe { co_rank_in::<f64, order::Ascending, _, _, _>(k, Checked(&a), a.len(), Checked(&b), b.len()) };
+            prop_assert_eq!(interpolated::<_, order::Ascending>(k, &a, &b), expected, "k {}", k);
+            // The same keys, negated and reversed, in descending order.
+            let (a_desc, b_desc) = (descending(&a), descending(&b));
+            let expected = unsafe {
+                co_rank_in::<f64, Descending, _, _, _>(k, Checked(&a_desc), a.len(), Checked(&b_desc), b.len())
+            };
+            prop_assert_eq!(interpolated::<_, Descending>(k, &a_desc, &b_desc), expected, "k {} descending", k);
+        }
+    }
+
+    #[test]
     fn co_rank_between_bounds_is_the_co_rank((a, b) in inputs(40), low_k in 0usize..80, span in 0usize..80) {
         let total = a.len() + b.len();
         let (low_k, high_k) = (low_k.min(total), (low_k + span).min(total));
@@ -140,6 +216,14 @@ proptest! {
                 sequential::co_rank_between::<_, order::Ascending, _, _>(k, a, b, i_low, i_high)
             };
             prop_assert_eq!(between, co_rank(k, &a, &b), "k {} between {} and {}", k, i_low, i_high);
+            // SAFETY: as above.
+            let interpolated = unsafe {
+                let (m, n) = (a.len(), b.len());
+                let (a, b) = (Checked(&a), Checked(&b));
+                let first = (i_low + (i_high - i_low).div_ceil(2)).max(i_low + 1).min(i_high);
+                co_rank_interpolated_between::<_, order::Ascending, _, _>(k, a, b, (m, n), (i_low, i_high), first)
+            };
+            prop_assert_eq!(interpolated, co_rank(k, &a, &b), "k {} interpolated between {} and {}", k, i_low, i_high);
         }
     }
 
@@ -1238,5 +1322,77 @@ fn a_users_order_by_the_upper_16_bits_is_stable_in_the_lower_ones() {
         let (a, b) = (run(m, last_a, 1), run(n, last_b, 2));
         assert!(a.windows(2).all(|w| ByUpper16::no_later(w[0], w[1])));
         check_order::<u32, ByUpper16, 4>(&a, &b);
+    }
+}
+
+/// A run read through a shared count of its loads: how many probes a search makes.
+#[derive(Clone, Copy)]
+struct Counted<'a>(&'a [f64], &'a std::cell::Cell<usize>);
+
+impl keys::KeyRun for Counted<'_> {
+    unsafe fn skip(self, count: usize) -> Self {
+        Counted(&self.0[count..], self.1)
+    }
+}
+
+impl keys::KeyReader<f64> for Counted<'_> {
+    unsafe fn load(self, i: usize) -> f64 {
+        self.1.set(self.1.get() + 1);
+        self.0[i]
+    }
+}
+
+/// Mean probes (pairs of loads, less the four end keys an interpolation reads) of the co-ranks
+/// of every 1000th rank of `a` and `b`: by interpolation and by bisection.
+fn mean_probes(a: &[f64], b: &[f64]) -> (f64, f64) {
+    let loads = std::cell::Cell::new(0);
+    let (ca, cb) = (Counted(a, &loads), Counted(b, &loads));
+    let ks: Vec<usize> = (1..a.len() + b.len()).step_by(1000).collect();
+    let mut interpolation = 0;
+    let mut bisection = 0;
+    for &k in &ks {
+        loads.set(0);
+        // SAFETY: k < m + n; the slices hold their keys, sorted.
+        let i = unsafe { co_rank_interpolated::<f64, order::Ascending, _, _>(k, ca, a.len(), cb, b.len()) };
+        interpolation += loads.get().saturating_sub(4) / 2;
+        loads.set(0);
+        // SAFETY: as above.
+        let j = unsafe {
+            sequential::co_rank_shared_probes::<f64, order::Ascending, _, _>(k, ca, a.len(), cb, b.len())
+        };
+        bisection += loads.get() / 2;
+        assert_eq!(i, j, "k {k}");
+    }
+    (interpolation as f64 / ks.len() as f64, bisection as f64 / ks.len() as f64)
+}
+
+#[test]
+fn interpolation_takes_few_probes_on_smooth_keys_and_not_many_more_on_others() {
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+    let mut sorted = |len: usize, shape: fn(f64) -> f64| {
+        let mut keys: Vec<f64> = (0..len).map(|_| shape(rng.random_range(-1.0..1.0))).collect();
+        keys.sort_by(|p, q| p.partial_cmp(q).unwrap());
+        keys
+    };
+    let uniform = |x: f64| x;
+    let cubed = |x: f64| x * x * x;
+    let few = |x: f64| (x * 8.0).floor();
+    for (case, a, b, most) in [
+        ("uniform", sorted(1 << 18, uniform), sorted(1 << 18, uniform), 7.0),
+        ("lopsided uniform", sorted(1 << 20, uniform), sorted(1 << 13, uniform), 7.0),
+        ("cubed", sorted(1 << 18, cubed), sorted(1 << 18, cubed), 14.0),
+        ("few values", sorted(1 << 18, few), sorted(1 << 18, few), 21.0),
+    ] {
+        let (interpolation, bisection) = mean_probes(&a, &b);
+        assert!(
+            interpolation <= most,
+            "{case}: {interpolation:.2} probes by interpolation, bisection {bisection:.2}"
+        );
+        assert!(
+            interpolation <= bisection + 1.5,
+            "{case}: {interpolation:.2} against bisection's {bisection:.2}"
+        );
+        eprintln!("{case}: {interpolation:.2} probes by interpolation, {bisection:.2} by bisection");
     }
 }

@@ -63,6 +63,10 @@ mod tests {
         const NAME: &'static str = "tagged";
         const GREATEST: Self = Tagged { key: i32::MAX, tag: usize::MAX };
         const LEAST: Self = Tagged { key: i32::MIN, tag: usize::MAX };
+
+        fn nearest_f64(self) -> f64 {
+            self.key.into()
+        }
     }
 
     proptest! {
