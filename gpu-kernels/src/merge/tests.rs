@@ -763,6 +763,34 @@ fn partition_searches_samples_from_the_threshold_on_and_both_give_the_co_ranks()
     }
 }
 
+#[test]
+fn partition_interpolates_from_the_threshold_on_and_both_give_the_co_ranks() {
+    use super::interpolation::interpolates;
+    use super::tiles::{PARTITION_MIN_INTERPOLATED as MIN_KEYS, PARTITION_MIN_SAMPLED_RUN};
+    assert!(!interpolates::<u32, Ascending>(MIN_KEYS - 1) && interpolates::<u32, Ascending>(MIN_KEYS));
+    // Lopsided merges one key either side of the threshold (B too short for samples), in tiles
+    // of an odd size: smooth keys, which interpolation meets in a few probes, and few-unique
+    // ones, whose ties hand the search to bisection.
+    let tile_size = 4099;
+    let n = 3000;
+    assert!(n < PARTITION_MIN_SAMPLED_RUN);
+    for total in [MIN_KEYS - 1, MIN_KEYS] {
+        let m = total - n;
+        let smooth = |len: usize, step: u64| (0..len as u64).map(move |x| (x * step / 4) as u32);
+        let few = |len: usize, run: usize| (0..len).map(move |x| (x / run * 2) as u32);
+        let cases: [(Vec<u32>, Vec<u32>); 2] = [
+            (smooth(m, 1).collect(), smooth(n, 5591).collect()),
+            (few(m, 1 << 20).collect(), few(n, 200).collect()),
+        ];
+        for (a, b) in cases {
+            let splits = simulate_partition::<_, Ascending>(&a, &b, tile_size);
+            for (t, &split) in splits.iter().enumerate() {
+                assert_eq!(split, co_rank((t * tile_size).min(total), &a, &b), "{total} keys: tile {t}");
+            }
+        }
+    }
+}
+
 /// The partition and the merge-path kernel with `BLOCK` threads of `ITEMS` outputs per tile
 /// (full tiles stored in vectors of `V` keys), every thread of every block in turn, phase by
 /// phase, with shared memory poisoned where a phase must not read. Returns the output.

@@ -404,14 +404,15 @@ pub const PARTITION_SAMPLES: usize = 1 << 14;
 pub const PARTITION_MIN_SAMPLED_RUN: usize = 1 << 22;
 
 /// The fewest keys of a merge whose partition, where no samples bound its searches over the
-/// whole merge (runs shorter than [`PARTITION_MIN_SAMPLED_RUN`], as in lopsided merges), finds
+/// whole merge (a run shorter than [`PARTITION_MIN_SAMPLED_RUN`], as in lopsided merges), finds
 /// those co-ranks by interpolation ([`co_rank_interpolated`](super::co_rank_interpolated)):
 /// about 6 dependent probes instead of 20 on smooth keys. Measured on an H200 (Hopper build,
-/// docs/merge-h200.md, "The partition's co-rank searched by interpolation"), interpolating in
-/// those searches at any size: `f64` and `i32` 2^27 + 2^20 1.5–1.9 % faster in four calls,
-/// merges with samples unchanged, but 2^20 + 2^20 between 11 % faster (uniform) and 9–12 %
-/// slower (few-unique keys, whose ties interpolation cannot split) from call to call. So only
-/// from 2^24 keys, where the searches are long.
+/// session of 2026-12-03, docs/merge-h200.md, "Interpolation landed"), from 2^24 keys against
+/// none: `f64` 2^27 + 2^20 1.9 % faster, `i32` 2^27 + 2^20 1.7 %, `f64` 2^26 + 2^16 1.5 %,
+/// `i32` 2^26 + 2^16 few-unique 1.0 % slower (ties hand its searches to bisection after a
+/// wasted probe); merges with samples unchanged. At every size, 2^20 + 2^20 few-unique lost
+/// 9–12 % in two calls, and uniform 2^20 + 2^20 moved between 11 % faster and 9 % slower from
+/// call to call. So only from 2^24 keys, where the searches are long.
 pub const PARTITION_MIN_INTERPOLATED: usize = 1 << 24;
 
 /// Tile starts per first-level search of the merge-path partition in two levels
