@@ -1370,19 +1370,23 @@ impl keys::KeyReader<f64> for Counted<'_> {
     }
 }
 
-/// Mean probes (pairs of loads, less the four end keys an interpolation reads) of the co-ranks
-/// of every 1000th rank of `a` and `b`: by interpolation and by bisection.
-fn mean_probes(a: &[f64], b: &[f64]) -> (f64, f64) {
+/// Probes (pairs of loads, less the four end keys an interpolation reads) of the co-ranks of
+/// every 1000th rank of `a` and `b`: the mean by interpolation, the mean by bisection, and the
+/// most by interpolation (the partition waits for its slowest search).
+fn probes(a: &[f64], b: &[f64]) -> (f64, f64, usize) {
     let loads = std::cell::Cell::new(0);
     let (ca, cb) = (Counted(a, &loads), Counted(b, &loads));
     let ks: Vec<usize> = (1..a.len() + b.len()).step_by(1000).collect();
     let mut interpolation = 0;
+    let mut most = 0;
     let mut bisection = 0;
     for &k in &ks {
         loads.set(0);
         // SAFETY: k < m + n; the slices hold their keys, sorted.
         let i = unsafe { co_rank_interpolated::<f64, order::Ascending, _, _>(k, ca, a.len(), cb, b.len()) };
-        interpolation += loads.get().saturating_sub(4) / 2;
+        let probes = loads.get().saturating_sub(4) / 2;
+        interpolation += probes;
+        most = most.max(probes);
         loads.set(0);
         // SAFETY: as above.
         let j = unsafe {
@@ -1391,7 +1395,7 @@ fn mean_probes(a: &[f64], b: &[f64]) -> (f64, f64) {
         bisection += loads.get() / 2;
         assert_eq!(i, j, "k {k}");
     }
-    (interpolation as f64 / ks.len() as f64, bisection as f64 / ks.len() as f64)
+    (interpolation as f64 / ks.len() as f64, bisection as f64 / ks.len() as f64, most)
 }
 
 #[test]
@@ -1406,21 +1410,25 @@ fn interpolation_takes_few_probes_on_smooth_keys_and_not_many_more_on_others() {
     let uniform = |x: f64| x;
     let cubed = |x: f64| x * x * x;
     let few = |x: f64| (x * 8.0).floor();
-    for (case, a, b, most) in [
-        ("uniform", sorted(1 << 18, uniform), sorted(1 << 18, uniform), 7.0),
-        ("lopsided uniform", sorted(1 << 20, uniform), sorted(1 << 13, uniform), 7.0),
-        ("cubed", sorted(1 << 18, cubed), sorted(1 << 18, cubed), 14.0),
-        ("few values", sorted(1 << 18, few), sorted(1 << 18, few), 21.0),
+    // The mean and the slowest search's probes allowed (the partition waits for its slowest).
+    for (case, a, b, most, slowest_most) in [
+        ("uniform", sorted(1 << 18, uniform), sorted(1 << 18, uniform), 7.0, 10),
+        ("lopsided uniform", sorted(1 << 20, uniform), sorted(1 << 13, uniform), 7.0, 10),
+        ("cubed", sorted(1 << 18, cubed), sorted(1 << 18, cubed), 14.0, 28),
+        ("few values", sorted(1 << 18, few), sorted(1 << 18, few), 21.0, 21),
     ] {
-        let (interpolation, bisection) = mean_probes(&a, &b);
+        let (interpolation, bisection, slowest) = probes(&a, &b);
         assert!(
             interpolation <= most,
             "{case}: {interpolation:.2} probes by interpolation, bisection {bisection:.2}"
         );
+        assert!(slowest <= slowest_most, "{case}: the slowest search took {slowest} probes");
         assert!(
             interpolation <= bisection + 1.5,
             "{case}: {interpolation:.2} against bisection's {bisection:.2}"
         );
-        eprintln!("{case}: {interpolation:.2} probes by interpolation, {bisection:.2} by bisection");
+        eprintln!(
+            "{case}: {interpolation:.2} probes by interpolation (at most {slowest}), {bisection:.2} by bisection"
+        );
     }
 }
