@@ -14,7 +14,7 @@
 //! stale end's `h` is halved each time the same end moves again. Three rules bound the cost
 //! where the keys are not smooth: a probe halves the interval whenever the interval has not
 //! halved in [`NEWTON_PATIENCE`] probes ([`BRACKETED_PATIENCE`] once bracketed); after
-//! [`interpolated_probes`] probes, two thirds of bisection's, every probe halves it; and the
+//! [`interpolated_probes`] probes, two thirds of bisection's, every probe bisects; and the
 //! first probe that meets equivalent keys, whose positions say nothing, hands the rest to the
 //! bisection of `climb_to_co_rank`, whose probes many searches share.
 
