@@ -15,7 +15,13 @@
 //!   ([`merge_path_partition`]), half the DRAM reads for more dependent ones. From
 //!   [`PARTITION_MIN_SAMPLED_RUN`](super::tiles::PARTITION_MIN_SAMPLED_RUN) keys a run, the
 //!   searches start on samples of both runs that a small kernel copies first
-//!   ([`merge_path_samples`](super::merge_path_samples)): their first levels hit in L2. On Hopper
+//!   ([`merge_path_samples`](super::merge_path_samples)): their first levels hit in L2. Where a
+//!   run is too short for samples (lopsided merges) and the merge has
+//!   [`PARTITION_MIN_INTERPOLATED`](super::tiles::PARTITION_MIN_INTERPOLATED) keys or more, the
+//!   searches over the whole merge go by interpolation
+//!   ([`co_rank_interpolated`](super::co_rank_interpolated)): about 6 dependent probes instead of
+//!   20 on smooth keys (on an H200, `f64` 2^27 + 2^20, `ncu`: the partition 22.6 µs by bisection,
+//!   14.3 by interpolation in the same call, 12.7 with the Illinois rule in another). On Hopper
 //!   the host launches the merge kernel to overlap the partition's end (programmatic dependent
 //!   launch): the partition lets it start at once, and its blocks wait for the partition's
 //!   writes (`device::grid_dependency`) before they read their splits ([`block_tile`]).
