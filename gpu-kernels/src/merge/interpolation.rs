@@ -20,6 +20,7 @@
 
 use super::keys::{KeyReader, MergeKey};
 use super::order::KeyOrder;
+use super::sequential::highest_bit;
 use super::tiles::PARTITION_MIN_INTERPOLATED;
 
 /// The probes a search of an interval `width` wide may guess before bisection takes over for
@@ -70,8 +71,7 @@ fn probe_at(guess: f64, low: usize, high: usize) -> usize {
 /// which the caches then serve.
 #[inline(always)]
 fn aligned_split(low: usize, high: usize) -> usize {
-    let differing = usize::BITS - 1 - (low ^ high).leading_zeros();
-    (high >> differing) << differing
+    high & !(highest_bit(low ^ high) - 1)
 }
 
 /// How many of the first `k` keys of the stable merge of `a` (`m` keys) and `b` (`n`) come

@@ -252,7 +252,7 @@ where
 
 /// The highest set bit of `x > 0`, as a number (`2^⌊log2 x⌋`).
 #[inline(always)]
-fn highest_bit(x: usize) -> usize {
+pub(super) fn highest_bit(x: usize) -> usize {
     1usize << (usize::BITS - 1 - x.leading_zeros())
 }
 
