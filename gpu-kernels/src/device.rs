@@ -761,6 +761,9 @@ pub mod l2 {
 /// ([`launch_dependents`](grid_dependency::launch_dependents)). Both do nothing in the portable
 /// build and on the host, and `wait` returns at once in a kernel launched without the attribute.
 pub mod grid_dependency {
+    /// Whether this build overlaps dependent launches (the sm_90 build of the PTX).
+    pub const AVAILABLE: bool = cfg!(all(target_arch = "nvptx64", target_feature = "sm_90"));
+
     /// Waits until every kernel this launch depends on has finished and its writes are visible.
     #[inline(always)]
     pub fn wait() {

@@ -40,6 +40,7 @@ mod set_ops;
 mod set_path;
 mod tiled;
 pub mod tiles;
+mod warp_co_rank;
 
 #[cfg(test)]
 mod tests;
@@ -73,3 +74,6 @@ pub use set_path::{
     split_thread, store_thread, walk_thread,
 };
 pub use tiled::{TileBuffers, TiledBlock, merge_tiled};
+pub use warp_co_rank::{
+    co_rank_by_warp, co_rank_guess, co_rank_reaches, lane_probe, narrowed, search_rounds,
+};

@@ -24,7 +24,9 @@
 //!   14.3 by interpolation in the same call, 12.7 with the Illinois rule in another). On Hopper
 //!   the host launches the merge kernel to overlap the partition's end (programmatic dependent
 //!   launch): the partition lets it start at once, and its blocks wait for the partition's
-//!   writes (`device::grid_dependency`) before they read their splits ([`block_tile`]).
+//!   writes (`device::grid_dependency`) before they read their splits ([`block_tile`]), all
+//!   but the first [`PATH_LEAD_TILES`], which co-rank their own tile meanwhile, a warp per
+//!   bound ([`lead_tile`]), and merge while the partition ends.
 //! * The **merge kernel** ([`merge_path`]) gives each block exactly one tile: no loop of tiles,
 //!   no keys loaded and thrown away. The block loads its tile's keys of A and of B into shared
 //!   memory, each thread co-ranks its own `ITEMS` outputs there and
@@ -73,9 +75,11 @@ use super::order::KeyOrder;
 use super::samples::{PartitionSamples, co_rank_bounds_from_samples, partition_samples};
 use super::sequential::{co_rank_between, co_rank_bounds_between, co_rank_in, co_rank_shared_probes};
 use super::tiles::{
-    PARTITION_GROUP, PARTITION_TWO_LEVEL_MIN_TILES, PathShape, SECTOR_BYTES, a_end_marks, keys_per_16_bytes,
-    keys_per_sector,
+    PARTITION_GROUP, PARTITION_TWO_LEVEL_MIN_TILES, PATH_LEAD_TILES, PathShape, SECTOR_BYTES, a_end_marks,
+    keys_per_16_bytes, keys_per_sector,
 };
+use super::warp_co_rank::co_rank_by_warp;
+use crate::device::SharedArray;
 use crate::device::bulk::{self, Barrier};
 use crate::device::grid_dependency;
 use crate::device::store_global_16;
@@ -192,11 +196,15 @@ impl PathTile {
         unsafe {
             if tid == 0 {
                 barrier.arrive_expecting(((a_run.3 + b_run.3) * size_of::<K>()) as u32);
-                for (src, dst, head, units, _) in [a_run, b_run] {
+                // (Two calls, not a loop over both runs: a loop over a local array may stay a
+                // loop, the array in local memory.)
+                let copy_units = |(src, dst, head, units, _): (*const K, *mut K, usize, usize, usize)| {
                     if units > 0 {
                         barrier.copy(dst.add(head), src.add(head), (units * size_of::<K>()) as u32);
                     }
-                }
+                };
+                copy_units(a_run);
+                copy_units(b_run);
             }
             // One pass when the block has `4V` threads or more (every shape the GPU runs).
             for t in (tid as usize..4 * per_16).step_by(BLOCK) {
@@ -710,12 +718,59 @@ pub unsafe fn merge_path<
 ) {
     let tile_index = block_idx_x() as usize;
     // SAFETY: per the caller; the partition wrote the splits of every launched tile.
-    unsafe { merge_one_tile::<K, O, BLOCK, ITEMS, V>(tile_index, a, m, b, n, c, splits) }
+    unsafe {
+        let tile = if grid_dependency::AVAILABLE && leads(tile_index) {
+            lead_tile::<K, O, BLOCK, ITEMS>(tile_index, (a, m, b, n))
+        } else {
+            block_tile::<BLOCK, ITEMS>(tile_index, m + n, splits)
+        };
+        merge_tile_of::<K, O, BLOCK, ITEMS, V>(tile, a, b, c)
+    }
+}
+
+/// Whether merge-path block `tile_index` co-ranks its own tile ([`lead_tile`]) where the merge
+/// overlaps the partition (Hopper): the first [`PATH_LEAD_TILES`] tiles. A warp's search takes
+/// a few rounds of loads, where the wait for the partition takes its slowest search's.
+#[inline(always)]
+pub const fn leads(tile_index: usize) -> bool {
+    tile_index < PATH_LEAD_TILES
+}
+
+/// Tile `tile_index` of the merge of `inputs` in tiles of `BLOCK × ITEMS`, co-ranked by this
+/// block while the partition runs beside it: warp 0 finds the co-rank of its first output and
+/// warp 1 that of the next tile's ([`co_rank_by_warp`]), and they hand them to the block
+/// through the first two words of the merged tile, which nothing writes before the load's
+/// barrier.
+///
+/// # Safety
+/// As [`merge_path`]; every thread of the block calls this, its shared memory free; `BLOCK >=
+/// 64`.
+#[inline(always)]
+pub(super) unsafe fn lead_tile<K: MergeKey, O: KeyOrder<K>, const BLOCK: usize, const ITEMS: usize>(
+    tile_index: usize,
+    (a, m, b, n): PartitionInputs<K>,
+) -> PathTile {
+    let shape = PathShape::new(BLOCK, ITEMS);
+    let (warp_index, lane) = (thread_idx_x() / warp::LANES, thread_idx_x() % warp::LANES);
+    // SAFETY: per the caller; the merged tile is 16-byte aligned and holds at least two words;
+    // the barrier orders the two writes before every read.
+    unsafe {
+        let bounds =
+            SharedArray::<usize>::at_offset(shape.merged_offset(size_of::<K>()) * size_of::<K>() / 8);
+        if warp_index < 2 {
+            let k = tile_start(tile_index + warp_index as usize, shape.tile_size(), m + n);
+            let co_rank = co_rank_by_warp::<K, O, _, _>(lane, k, a, m, b, n);
+            if lane == 0 {
+                bounds.write(warp_index as usize, co_rank);
+            }
+        }
+        sync_threads();
+        PathTile::new(tile_index, shape, m + n, bounds.read(0), bounds.read(1))
+    }
 }
 
 /// Tile `tile_index` of the merge, by this block: its bounds from `splits`, then
-/// [`merge_tile`], full or not (the same branch for the whole block: every tile but the last
-/// is full).
+/// [`merge_tile`], full or not.
 ///
 /// # Safety
 /// As [`merge_path`], for a tile of the merge; the block's shared memory is free.
@@ -737,7 +792,30 @@ pub(super) unsafe fn merge_one_tile<
 ) {
     // SAFETY: per the caller.
     unsafe {
-        let tile = block_tile::<BLOCK, ITEMS>(tile_index, m + n, splits);
+        merge_tile_of::<K, O, BLOCK, ITEMS, V>(block_tile::<BLOCK, ITEMS>(tile_index, m + n, splits), a, b, c)
+    }
+}
+
+/// [`merge_tile`] for `tile`, full or not (the same branch for the whole block: every tile but
+/// the last is full).
+///
+/// # Safety
+/// As [`merge_path`]; `tile` is this block's; the block's shared memory is free.
+#[inline(always)]
+unsafe fn merge_tile_of<
+    K: MergeKey,
+    O: KeyOrder<K>,
+    const BLOCK: usize,
+    const ITEMS: usize,
+    const V: usize,
+>(
+    tile: PathTile,
+    a: *const K,
+    b: *const K,
+    c: *mut K,
+) {
+    // SAFETY: per the caller.
+    unsafe {
         if tile.c_len as usize == BLOCK * ITEMS {
             merge_tile::<K, O, BLOCK, ITEMS, V, true>(tile, a, b, c);
         } else {

@@ -1432,3 +1432,76 @@ fn interpolation_takes_few_probes_on_smooth_keys_and_not_many_more_on_others() {
         );
     }
 }
+
+/// [`search_rounds`] as the warp runs it, the lanes counted one by one on slices read with
+/// bounds checks: the co-rank of `k` in the order `O` and the rounds it took.
+fn by_warp<K: MergeKey, O: KeyOrder<K>>(k: usize, a: &[K], b: &[K]) -> (usize, u32) {
+    search_rounds(k, (a.len(), b.len()), |interval, guess| {
+        let probes = (0..warp_co_rank::LANES).map(|lane| lane_probe(lane, interval, guess));
+        let reached: Vec<bool> =
+            // SAFETY: the probes are in [low + 1, high] inside the co-rank's range; `Checked`
+            // panics on a read past the slices.
+            probes.clone().map(|x| unsafe { co_rank_reaches::<K, O, _, _>(k, Checked(a), Checked(b), x) }).collect();
+        // The probes grow with the lane, so the lanes the co-rank reaches come first.
+        let probes: Vec<usize> = probes.collect();
+        assert!(probes.windows(2).all(|p| p[0] <= p[1]), "probes {probes:?} of {interval:?}");
+        assert!(reached.windows(2).all(|r| r[0] >= r[1]), "answers {reached:?} of {probes:?}");
+        reached.iter().filter(|&&r| r).count() as u32
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn co_rank_by_warp_is_the_co_rank((a, b) in inputs(300)) {
+        for k in 0..=a.len() + b.len() {
+            prop_assert_eq!(by_warp::<_, order::Ascending>(k, &a, &b).0, co_rank(k, &a, &b), "k {}", k);
+        }
+    }
+
+    #[test]
+    fn co_rank_by_warp_on_shaped_keys_is_the_co_rank(
+        (a, b) in shaped_runs(3000),
+        ks in proptest::collection::vec(0.0f64..=1.0, 16),
+    ) {
+        let (a_desc, b_desc) = (descending(&a), descending(&b));
+        for k in ks.into_iter().map(|f| (f * (a.len() + b.len()) as f64) as usize) {
+            let expected = unsafe { co_rank_in::<f64, order::Ascending, _, _, _>(k, Checked(&a), a.len(), Checked(&b), b.len()) };
+            prop_assert_eq!(by_warp::<_, order::Ascending>(k, &a, &b).0, expected, "k {}", k);
+            let expected = unsafe {
+                co_rank_in::<f64, Descending, _, _, _>(k, Checked(&a_desc), a.len(), Checked(&b_desc), b.len())
+            };
+            prop_assert_eq!(by_warp::<_, Descending>(k, &a_desc, &b_desc).0, expected, "k {} descending", k);
+        }
+    }
+}
+
+#[test]
+fn the_warp_search_takes_three_rounds_on_smooth_keys_and_few_more_on_others() {
+    use rand::{RngExt, SeedableRng};
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(11);
+    let mut sorted = |len: usize, shape: fn(f64) -> f64| {
+        let mut keys: Vec<f64> = (0..len).map(|_| shape(rng.random_range(-1.0..1.0))).collect();
+        keys.sort_by(|p, q| p.partial_cmp(q).unwrap());
+        keys
+    };
+    let uniform = |x: f64| x;
+    let cubed = |x: f64| x * x * x;
+    let few = |x: f64| (x * 8.0).floor();
+    // The slowest search's rounds allowed over the first tiles' starts (the lead tiles').
+    for (case, a, b, slowest_most) in [
+        ("lopsided uniform", sorted(1 << 22, uniform), sorted(1 << 15, uniform), 3),
+        ("uniform", sorted(1 << 21, uniform), sorted(1 << 21, uniform), 3),
+        ("cubed", sorted(1 << 21, cubed), sorted(1 << 21, cubed), 5),
+        ("few values", sorted(1 << 21, few), sorted(1 << 21, few), 5),
+    ] {
+        let total = a.len() + b.len();
+        let starts = (0..=tiles::PATH_LEAD_TILES).map(|t| (t * tiles::PATH_8_BYTE.tile_size()).min(total));
+        let rounds: Vec<u32> = starts.map(|k| by_warp::<_, order::Ascending>(k, &a, &b).1).collect();
+        let slowest = *rounds.iter().max().unwrap();
+        let mean = rounds.iter().sum::<u32>() as f64 / rounds.len() as f64;
+        eprintln!("{case}: {mean:.2} rounds, at most {slowest}");
+        assert!(slowest <= slowest_most, "{case}: the slowest search took {slowest} rounds");
+    }
+}

@@ -415,6 +415,18 @@ pub const PARTITION_MIN_SAMPLED_RUN: usize = 1 << 22;
 /// call to call. So only from 2^24 keys, where the searches are long.
 pub const PARTITION_MIN_INTERPOLATED: usize = 1 << 24;
 
+/// The first tiles of a merge-path merge, which on Hopper co-rank their own bounds
+/// ([`lead_tile`](super::path::lead_tile): a warp's search, about 3 rounds of loads on smooth
+/// keys) instead of waiting for the partition that the merge kernel overlaps: the first wave
+/// merges while the partition's slowest searches finish. Measured on an H200 (session of
+/// 2026-12-03 09:04, docs/merge-h200.md, "The first tiles co-rank themselves"), mean ratio to
+/// none over two rounds, two calls: with 512, `f64` 2^27 + 2^20 0.997 and 0.997, `i32` 2^27 +
+/// 2^20 0.995 and 0.992, `f64` 2^26 + 2^16 0.990 and 0.991, `i32` 2^27 + 2^27 few-unique 0.998
+/// twice, `i32` 2^27 + 2^27 uniform 1.003 and 1.002; 256 gained less (0.997, 0.998, 0.996,
+/// 0.999), 1024 and 2048 less too (2048: 1.000 to 1.008), their searches' loads taking DRAM
+/// from the partition. So 512, about the merge blocks an H200 holds at once.
+pub const PATH_LEAD_TILES: usize = 512;
+
 /// Tile starts per first-level search of the merge-path partition in two levels
 /// ([`partition_group`](super::path::partition_group)): one lane in `PARTITION_GROUP` co-ranks
 /// over the whole merge, the others only between their group's two first-level co-ranks.
