@@ -1398,18 +1398,36 @@ fn probes(a: &[f64], b: &[f64]) -> (f64, f64, usize) {
     (interpolation as f64 / ks.len() as f64, bisection as f64 / ks.len() as f64, most)
 }
 
-#[test]
-fn interpolation_takes_few_probes_on_smooth_keys_and_not_many_more_on_others() {
+/// Sorted runs of `f64` keys drawn from `[-1, 1)` by a generator seeded with `seed`, each key
+/// mapped by a shape ([`uniform`], [`cubed`], [`few`]).
+fn sorted_runs(seed: u64) -> impl FnMut(usize, fn(f64) -> f64) -> Vec<f64> {
     use rand::{RngExt, SeedableRng};
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
-    let mut sorted = |len: usize, shape: fn(f64) -> f64| {
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(seed);
+    move |len, shape| {
         let mut keys: Vec<f64> = (0..len).map(|_| shape(rng.random_range(-1.0..1.0))).collect();
         keys.sort_by(|p, q| p.partial_cmp(q).unwrap());
         keys
-    };
-    let uniform = |x: f64| x;
-    let cubed = |x: f64| x * x * x;
-    let few = |x: f64| (x * 8.0).floor();
+    }
+}
+
+/// Keys spread evenly.
+fn uniform(x: f64) -> f64 {
+    x
+}
+
+/// Keys crowded near zero.
+fn cubed(x: f64) -> f64 {
+    x * x * x
+}
+
+/// Sixteen values.
+fn few(x: f64) -> f64 {
+    (x * 8.0).floor()
+}
+
+#[test]
+fn interpolation_takes_few_probes_on_smooth_keys_and_not_many_more_on_others() {
+    let mut sorted = sorted_runs(7);
     // The mean and the slowest search's probes allowed (the partition waits for its slowest).
     for (case, a, b, most, slowest_most) in [
         ("uniform", sorted(1 << 18, uniform), sorted(1 << 18, uniform), 7.0, 10),
@@ -1479,16 +1497,7 @@ proptest! {
 
 #[test]
 fn the_warp_search_takes_three_rounds_on_smooth_keys_and_few_more_on_others() {
-    use rand::{RngExt, SeedableRng};
-    let mut rng = rand::rngs::SmallRng::seed_from_u64(11);
-    let mut sorted = |len: usize, shape: fn(f64) -> f64| {
-        let mut keys: Vec<f64> = (0..len).map(|_| shape(rng.random_range(-1.0..1.0))).collect();
-        keys.sort_by(|p, q| p.partial_cmp(q).unwrap());
-        keys
-    };
-    let uniform = |x: f64| x;
-    let cubed = |x: f64| x * x * x;
-    let few = |x: f64| (x * 8.0).floor();
+    let mut sorted = sorted_runs(11);
     // The slowest search's rounds allowed over the first tiles' starts (the lead tiles').
     for (case, a, b, slowest_most) in [
         ("lopsided uniform", sorted(1 << 22, uniform), sorted(1 << 15, uniform), 3),
