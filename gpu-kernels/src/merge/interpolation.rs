@@ -94,9 +94,17 @@ where
     if low == high {
         return low;
     }
-    let first = probe_at(k as f64 * (m as f64 / (m + n) as f64), low, high);
+    let first = probe_at(even_spread_co_rank(k, m, n), low, high);
     // SAFETY: per the caller; the co-rank is in [max(0, k - n), min(k, m)].
     unsafe { co_rank_interpolated_between::<K, O, A, B>(k, a, b, (m, n), (low, high), first) }
+}
+
+/// Where the co-rank of `k` would be if the runs' `m` and `n` keys spread alike over one range:
+/// `k·m / (m + n)`, the first probe of the searches over a whole merge (here and
+/// [`co_rank_by_warp`](super::co_rank_by_warp)'s).
+#[inline(always)]
+pub fn even_spread_co_rank(k: usize, m: usize, n: usize) -> f64 {
+    k as f64 * (m as f64 / (m + n) as f64)
 }
 
 /// The co-rank of `k` in runs `a` and `b` of `m` and `n` keys, known to lie in `[low, high]`

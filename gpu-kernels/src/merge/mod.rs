@@ -67,13 +67,13 @@ pub use samples::{
     PartitionSamples, co_rank_bounds_from_samples, merge_path_samples, partition_samples, sample_stride,
     splits_len,
 };
-pub use sequential::{RankIndex, co_rank, co_rank_by, co_rank_in, merge_sequential, merge_sequential_by};
+pub use sequential::{
+    RankIndex, co_rank, co_rank_by, co_rank_in, co_rank_reaches, merge_sequential, merge_sequential_by,
+};
 pub use set_ops::{SetOperation, WalkMasks, balanced_split, set_walk, set_walk_steps};
 pub use set_path::{
     place_kept, set_operation, set_operation_by_key, set_partition, set_partition_thread, set_tile,
     split_thread, store_thread, walk_thread,
 };
 pub use tiled::{TileBuffers, TiledBlock, merge_tiled};
-pub use warp_co_rank::{
-    co_rank_by_warp, co_rank_guess, co_rank_reaches, lane_probe, narrowed, search_rounds,
-};
+pub use warp_co_rank::{co_rank_by_warp, co_rank_guess, lane_probe, narrowed, search_rounds};

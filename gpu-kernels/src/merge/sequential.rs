@@ -241,13 +241,29 @@ where
         let at_least = next <= i_low
             || (next <= i_high
                 // SAFETY: i_low < next <= i_high, so next - 1 < m and k - next < k - i_low <= n.
-                && !O::after(unsafe { a.load(next - 1) }, unsafe { b.load(k - next) }));
+                && unsafe { co_rank_reaches::<K, O, A, B>(k, a, b, next) });
         if at_least {
             i = next;
         }
         step /= 2;
     }
     i
+}
+
+/// Whether the co-rank of `k` is at least `x` (`0 < x`, `x <= m`, `k - x < n`): A's key
+/// before position `x` goes no later than B's key at `k - x`.
+///
+/// # Safety
+/// `a` and `b` hold at least `x` and `k - x + 1` keys.
+#[inline(always)]
+pub unsafe fn co_rank_reaches<K: MergeKey, O: KeyOrder<K>, A: KeyReader<K>, B: KeyReader<K>>(
+    k: usize,
+    a: A,
+    b: B,
+    x: usize,
+) -> bool {
+    // SAFETY: per the caller.
+    !O::after(unsafe { a.load(x - 1) }, unsafe { b.load(k - x) })
 }
 
 /// The highest set bit of `x > 0`, as a number (`2^⌊log2 x⌋`).

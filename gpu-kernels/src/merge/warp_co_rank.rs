@@ -18,8 +18,10 @@
 //! functions of the interval and the vote ([`lane_probe`], [`narrowed`]), shared by the GPU's
 //! search ([`co_rank_by_warp`]) and the host tests, which count the lanes one by one.
 
+use super::interpolation::even_spread_co_rank;
 use super::keys::{KeyReader, MergeKey};
 use super::order::KeyOrder;
+use super::sequential::co_rank_reaches;
 use crate::device::warp;
 
 /// Lanes of the warp that search together, one probe each per round.
@@ -59,11 +61,10 @@ pub fn narrowed(count: u32, (low, high): (usize, usize), guess: Option<usize>) -
     (new_low, new_high)
 }
 
-/// The first round's guess of the co-rank of `k`: where it would be if the runs' `m` and `n`
-/// keys spread alike over one range.
+/// The first round's guess of the co-rank of `k` ([`even_spread_co_rank`], rounded).
 #[inline(always)]
 pub fn co_rank_guess(k: usize, m: usize, n: usize) -> usize {
-    (k as f64 * (m as f64 / (m + n) as f64) + 0.5) as usize
+    (even_spread_co_rank(k, m, n) + 0.5) as usize
 }
 
 /// The rounds of the search for the co-rank of `k` in runs of `m` and `n` keys, with
@@ -85,22 +86,6 @@ pub fn search_rounds(
         rounds += 1;
     }
     (interval.0, rounds)
-}
-
-/// Whether the co-rank of `k` is at least `x` (`0 < x`, `x <= m`, `k - x < n`): A's key
-/// before position `x` goes no later than B's key at `k - x`.
-///
-/// # Safety
-/// `a` and `b` hold at least `x` and `k - x + 1` keys.
-#[inline(always)]
-pub unsafe fn co_rank_reaches<K: MergeKey, O: KeyOrder<K>, A: KeyReader<K>, B: KeyReader<K>>(
-    k: usize,
-    a: A,
-    b: B,
-    x: usize,
-) -> bool {
-    // SAFETY: per the caller.
-    !O::after(unsafe { a.load(x - 1) }, unsafe { b.load(k - x) })
 }
 
 /// How many of the first `k` keys of the stable merge of `a` (`m` keys) and `b` (`n`) come
