@@ -444,7 +444,10 @@ pub const PARTITION_GROUP: usize = 4;
 /// lopsided merges. With the second level bounded in both runs, 2^15 again (session of
 /// 2026-12-02 16:09, two rounds): `i32` 2^27 + 2^27 few-unique 0.7 % faster but uniform 0.6 %
 /// slower, `f64` 2^26 + 2^26 0.7 % slower, `f64` 2^27 + 2^20 0.4 % faster: which wins depends on
-/// the keys, which the partition does not know beforehand, so 2^16 stays.
+/// the keys, which the partition does not know beforehand, so 2^16 stays. Measured once more
+/// after interpolation and the lead tiles (session of 2026-12-03 11:41, call 2): 2^15 made
+/// `f64` 2^27 + 2^20 0.4 % slower, `i32` 2^27 + 2^27 uniform 0.7 % slower and few-unique 0.8 %
+/// faster: 2^16 still.
 pub const PARTITION_TWO_LEVEL_MIN_TILES: usize = 1 << 16;
 
 #[cfg(test)]
