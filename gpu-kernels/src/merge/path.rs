@@ -560,7 +560,7 @@ pub type PartitionInputs<K> = (*const K, usize, *const K, usize);
 /// The output that tile `t` of `tile_size` outputs starts at, in a merge of `total` (the end,
 /// for the partition's threads past the last tile).
 #[inline(always)]
-fn tile_start(t: usize, tile_size: usize, total: usize) -> usize {
+pub(super) fn tile_start(t: usize, tile_size: usize, total: usize) -> usize {
     t.saturating_mul(tile_size).min(total)
 }
 
@@ -719,7 +719,8 @@ pub unsafe fn merge_path<
     let tile_index = block_idx_x() as usize;
     // SAFETY: per the caller; the partition wrote the splits of every launched tile.
     unsafe {
-        let tile = if grid_dependency::AVAILABLE && leads(tile_index) {
+        // One call of the tile's merge for both branches: its code appears once in the kernel.
+        let tile = if leads(tile_index) {
             lead_tile::<K, O, BLOCK, ITEMS>(tile_index, (a, m, b, n))
         } else {
             block_tile::<BLOCK, ITEMS>(tile_index, m + n, splits)
@@ -728,12 +729,13 @@ pub unsafe fn merge_path<
     }
 }
 
-/// Whether merge-path block `tile_index` co-ranks its own tile ([`lead_tile`]) where the merge
-/// overlaps the partition (Hopper): the first [`PATH_LEAD_TILES`] tiles. A warp's search takes
-/// a few rounds of loads, where the wait for the partition takes its slowest search's.
+/// Whether merge-path block `tile_index` co-ranks its own tile ([`lead_tile`]): where the merge
+/// overlaps the partition (the Hopper build, [`grid_dependency::AVAILABLE`]), the first
+/// [`PATH_LEAD_TILES`] tiles. A warp's search takes a few rounds of loads, where the wait for
+/// the partition takes its slowest search's.
 #[inline(always)]
 pub const fn leads(tile_index: usize) -> bool {
-    tile_index < PATH_LEAD_TILES
+    grid_dependency::AVAILABLE && tile_index < PATH_LEAD_TILES
 }
 
 /// Tile `tile_index` of the merge of `inputs` in tiles of `BLOCK × ITEMS`, co-ranked by this

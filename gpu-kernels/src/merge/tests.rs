@@ -1506,7 +1506,8 @@ fn the_warp_search_takes_three_rounds_on_smooth_keys_and_few_more_on_others() {
         ("few values", sorted(1 << 21, few), sorted(1 << 21, few), 5),
     ] {
         let total = a.len() + b.len();
-        let starts = (0..=tiles::PATH_LEAD_TILES).map(|t| (t * tiles::PATH_8_BYTE.tile_size()).min(total));
+        let starts = (0..=tiles::PATH_LEAD_TILES)
+            .map(|t| super::path::tile_start(t, tiles::PATH_8_BYTE.tile_size(), total));
         let rounds: Vec<u32> = starts.map(|k| by_warp::<_, order::Ascending>(k, &a, &b).1).collect();
         let slowest = *rounds.iter().max().unwrap();
         let mean = rounds.iter().sum::<u32>() as f64 / rounds.len() as f64;

@@ -7,8 +7,8 @@
 //! loads in flight together.
 //!
 //! The first round probes around a guess, the co-rank if both runs spread alike over one
-//! range (`k·m / (m + n)`), at distances 0, 1, 3, 7, … up to 2^15 above and 1, 2, 4, … 2^15
-//! below it: on smooth keys the co-rank lies a few hundred keys from the guess (a random walk's
+//! range (`k·m / (m + n)`), at distances 0, 1, 3, 7, … up to 2^15 − 1 above and 1, 2, 4, …
+//! 2^15 below it: on smooth keys the co-rank lies a few hundred keys from the guess (a random walk's
 //! spread), so one round brackets it within an interval of a few hundred, and two more rounds of
 //! 32 equal steps end the search. Where the guess is wrong the round still narrows the interval
 //! (to one side of the guess), and the equal steps take at most `log32` of what remains.
