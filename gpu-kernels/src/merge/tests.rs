@@ -14,38 +14,7 @@ use super::tiles::{
 use super::*;
 use crate::device::bulk::Barrier;
 use crate::device::warp;
-
-/// A key that remembers where it came from: ordered and compared by `key` only, so a merge
-/// that is not stable shows in the tags. Aligned to its 16 bytes, as the kernels' vector
-/// stores require of a vector of one such key.
-#[derive(Clone, Copy, Debug)]
-#[repr(C, align(16))]
-struct Tagged {
-    key: i64,
-    tag: u64,
-}
-
-impl PartialEq for Tagged {
-    fn eq(&self, other: &Self) -> bool {
-        self.key == other.key
-    }
-}
-
-impl PartialOrd for Tagged {
-    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-        self.key.partial_cmp(&other.key)
-    }
-}
-
-impl MergeKey for Tagged {
-    const NAME: &'static str = "tagged";
-    const GREATEST: Self = Tagged { key: i64::MAX, tag: u64::MAX };
-    const LEAST: Self = Tagged { key: i64::MIN, tag: u64::MAX };
-
-    fn nearest_f64(self) -> f64 {
-        self.key as f64
-    }
-}
+use crate::testing::Tagged;
 
 /// What an unwritten output or a stale buffer entry holds.
 const POISON: Tagged = Tagged { key: i64::MIN, tag: u64::MAX };

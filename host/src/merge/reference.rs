@@ -29,6 +29,7 @@ pub fn merge_reference_in<K: MergeKey, O: KeyOrder<K>>(a: &[K], b: &[K]) -> Vec<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gpu_kernels::testing::Tagged;
     use proptest::prelude::*;
 
     #[test]
@@ -40,35 +41,6 @@ mod tests {
         assert_eq!(merge_reference(&[3], &[]), [3]);
     }
 
-    /// Ordered by `key` alone, so the tags show which equal key came first.
-    #[derive(Clone, Copy, Debug)]
-    struct Tagged {
-        key: i32,
-        tag: usize,
-    }
-
-    impl PartialEq for Tagged {
-        fn eq(&self, other: &Self) -> bool {
-            self.key == other.key
-        }
-    }
-
-    impl PartialOrd for Tagged {
-        fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
-            self.key.partial_cmp(&other.key)
-        }
-    }
-
-    impl MergeKey for Tagged {
-        const NAME: &'static str = "tagged";
-        const GREATEST: Self = Tagged { key: i32::MAX, tag: usize::MAX };
-        const LEAST: Self = Tagged { key: i32::MIN, tag: usize::MAX };
-
-        fn nearest_f64(self) -> f64 {
-            self.key.into()
-        }
-    }
-
     proptest! {
         #[test]
         fn equals_a_stable_sort_of_a_then_b(
@@ -77,8 +49,8 @@ mod tests {
         ) {
             a.sort();
             b.sort();
-            let a: Vec<Tagged> = a.iter().enumerate().map(|(i, &key)| Tagged { key, tag: i }).collect();
-            let b: Vec<Tagged> = b.iter().enumerate().map(|(j, &key)| Tagged { key, tag: 1000 + j }).collect();
+            let a: Vec<Tagged> = a.iter().enumerate().map(|(i, &key)| Tagged { key: key.into(), tag: i as u64 }).collect();
+            let b: Vec<Tagged> = b.iter().enumerate().map(|(j, &key)| Tagged { key: key.into(), tag: 1000 + j as u64 }).collect();
             // A stable sort by key of A followed by B is the stable merge.
             let mut expected = [a.clone(), b.clone()].concat();
             expected.sort_by_key(|t| t.key);
