@@ -74,6 +74,12 @@ fn built<T>(inputs: &mut Option<T>, setup: impl FnOnce() -> T) -> &mut T {
     inputs.get_or_insert_with(setup)
 }
 
+/// Whether this is the first call of a benchmark's closure (criterion calls it again for the
+/// warm-up and each sample), so that a shape is checked once, before its first timing.
+fn first_call(called: &mut bool) -> bool {
+    !std::mem::replace(called, true)
+}
+
 /// The twin of `variant` at coarsening `factor`, if it exists and merges exactly what the
 /// Rust kernel merges on this problem (bits compared).
 fn checked_twin<K: HostKey>(
@@ -149,7 +155,7 @@ fn path_sweep<K: HostKey>(c: &mut Criterion, gpu: &Gpu) {
         let parameter = path::Describe(shape).to_string();
         group.bench_function(BenchmarkId::new("rust/merge-path", &parameter), |b| {
             let (problem, expected) = built(&mut inputs, setup);
-            if !std::mem::replace(&mut checked, true) {
+            if first_call(&mut checked) {
                 or_exit(problem.run_path(shape));
                 if let Some(index) = first_difference(&or_exit(problem.output()), expected) {
                     eprintln!(
@@ -192,7 +198,7 @@ fn by_key<K: HostKey, V: SourceValue>(
         let parameter = path::Describe(shape).to_string();
         group.bench_function(BenchmarkId::new("rust/merge-path-by-key", &parameter), |b| {
             let (problem, (keys, values)) = built(&mut inputs, setup);
-            if !std::mem::replace(&mut checked, true) {
+            if first_call(&mut checked) {
                 or_exit(problem.run_path(shape));
                 let (out_keys, out_values) = or_exit(problem.output());
                 let wrong = first_difference(&out_keys, keys).or(first_value_difference(&out_values, values));
@@ -234,7 +240,7 @@ fn set_operations<K: HostKey>(
             let parameter = path::Describe(shape).to_string();
             group.bench_function(BenchmarkId::new("rust/set-path", &parameter), |bencher| {
                 let (problem, (a, b)) = built(&mut inputs, setup);
-                if !std::mem::replace(&mut checked, true) {
+                if first_call(&mut checked) {
                     let expected =
                         expected.get_or_insert_with(|| gather(&set_sources(operation, a, b), a, b));
                     or_exit(problem.run_shape(operation, shape));
