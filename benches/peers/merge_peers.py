@@ -74,7 +74,7 @@ import tempfile
 
 import numpy as np
 
-from peer_report import write_report
+from peer_report import appended, write_report
 
 CASES = "2^20+2^20,2^27+2^27,2^27+2^20,2^27+2^27:few-unique,2^27+2^27:all-equal"
 DTYPES = {"i32": np.int32, "u32": np.uint32, "i64": np.int64, "f32": np.float32, "f64": np.float64}
@@ -633,23 +633,6 @@ def row_key(r):
     return (r.get("peer"), r.get("m"), r.get("n"), r.get("dist"), r.get("dtype"), r.get("values"), r.get("set"))
 
 
-def appended(path, report):
-    """For --append: the rows already in `path` (if it exists) that this run does not replace."""
-    if not os.path.isfile(path):
-        return []
-    try:
-        with open(path) as f:
-            previous = json.load(f)
-        rows = list(previous["rows"])
-    except (OSError, ValueError, KeyError, TypeError) as error:
-        note(f"--append: {path} is not a merge_peers.py result ({error}); it is replaced")
-        return []
-    if previous.get("gpu") != report["gpu"]:
-        note(f"--append: {path} was measured on {previous.get('gpu')}, this run on {report['gpu']}")
-    replaced = {row_key(r) for r in report["rows"]}
-    return [r for r in rows if row_key(r) not in replaced]
-
-
 def table(rows):
     """A short human-readable table of the rows; with set operations' rows, their operation and
     count of outputs too, and a line on what their % of copy means."""
@@ -721,7 +704,7 @@ def main(argv=None):
         "rows": rows,
     }
     if args.append:
-        report["rows"] = appended(args.out, report) + rows
+        report["rows"] = appended(args.out, report, row_key, "merge_peers") + rows
     write_report(report, table(rows), args.out)
     return 0
 

@@ -8,7 +8,8 @@ checks every result, and writes JSON that `cargo xtask bench-report` adds to the
 Options: --grids 128,256,512,256x512x1024 (N or NZxNYxNX, x fastest), --dtypes f32,f64,
 --repeat 50, --seed, --out FILE (default: JSON on stdout, the table on stderr), --ours PATH (our
 `stencil` binary: it runs on the same input, its result is compared with each peer's, and its
-streaming kernel is recorded as the row `ours/streaming`).
+streaming kernel is recorded as the row `ours/streaming`), --append (add the rows to the --out file,
+replacing those of the same peer, stencil, grid and dtype: one file for several --stencil runs).
 
 Semantics (ours exactly): u has shape (nz, ny, nx); out = u, and every interior point gets
 c0*u[z,y,x] + c1*u[z,y,x-1] + c2*u[z,y,x+1] + c3*u[z,y-1,x] + c4*u[z,y+1,x] + c5*u[z-1,y,x]
@@ -41,7 +42,7 @@ import time
 
 import numpy as np
 
-from peer_report import write_report
+from peer_report import appended, write_report
 
 # What our criterion benchmark runs (benches/benches/stencil_variants.rs).
 COEFFICIENTS = (0.4, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1)
@@ -96,11 +97,15 @@ def parse_args(argv=None):
     parser.add_argument("--ours", help="our `stencil` binary, run on the same input (e.g. target/release/stencil)")
     parser.add_argument("--stencil", choices=STENCILS, default="star7",
                         help="the stencil shape (default star7; our `stencil --shape`)")
+    parser.add_argument("--append", action="store_true",
+                        help="add the rows to the --out file, replacing rows of the same peer, stencil, grid and dtype")
     args = parser.parse_args(argv)
     if args.repeat < 1:
         parser.error("--repeat must be at least 1")
     if args.ours and not (os.path.isfile(args.ours) and os.access(args.ours, os.X_OK)):
         parser.error(f"--ours {args.ours}: not an executable file")
+    if args.append and not args.out:
+        parser.error("--append needs --out FILE")
     return args
 
 
@@ -437,6 +442,11 @@ def import_jax(dtypes):
     return jax
 
 
+def row_key(r):
+    """What a row measured: a later --append run replaces the row of the same key."""
+    return (r.get("peer"), r.get("stencil", "star7"), tuple(r.get("grid") or ()), r.get("dtype"))
+
+
 def table(rows):
     """A short human-readable table of the rows."""
     lines = [f"{'peer':<28} {'grid':<14} {'dtype':<5} {'ms/step':>9} {'Gpoints/s':>9} {'% copy':>7} "
@@ -477,6 +487,13 @@ def main(argv=None):
         "repeat": args.repeat,
         "rows": rows,
     }
+    if args.append:
+        report["rows"] = appended(args.out, report, row_key, "stencil_peers") + rows
+        # The stencils of every row, in the order of STENCILS (a shape per --stencil run), and
+        # each one's coefficients (fixed per stencil, so the earlier runs' are these too).
+        present = [s for s in STENCILS if s in {r.get("stencil", "star7") for r in report["rows"]}]
+        report["stencil"] = ",".join(present)
+        report["coefficients"] = {s: list(stencil_coefficients(s)) for s in present}
     write_report(report, table(rows), args.out)
     return 0
 

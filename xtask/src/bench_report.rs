@@ -44,6 +44,9 @@ const PEERS_FILE: &str = "stencil_peers.json";
 /// What produces the peers' results.
 const PEERS_COMMAND: &str = "python3 benches/peers/stencil_peers.py --ours target/release/stencil --out target/criterion/stencil_peers.json";
 
+/// What adds the other stencil shapes' peers to the same file (the `stencil_shapes` groups' rows).
+const SHAPE_PEERS_COMMAND: &str = "for s in star13 star25 box27; do python3 benches/peers/stencil_peers.py --ours target/release/stencil --stencil $s --grids 512 --append --out target/criterion/stencil_peers.json; done";
+
 /// The script that writes [`PEERS_FILE`].
 const PEERS_SCRIPT: &str = "benches/peers/stencil_peers.py";
 
@@ -1278,6 +1281,7 @@ pub fn render(
          cargo bench --bench merge_variants\n\
          cargo build --release --bin stencil --bin merge\n\
          {PEERS_COMMAND}\n\
+         {SHAPE_PEERS_COMMAND}\n\
          {MERGE_PEERS_COMMAND}\n\
          # on a machine with several GPUs, gathered into target/criterion/stencil_scaling.json:\n\
          # {SCALING_COMMANDS}\n\
