@@ -9,6 +9,11 @@
 //! ```sh
 //! cargo run --release --example tune_streaming -- --grid 512 --dtype all
 //! ```
+//!
+//! With `--steps N` each timed run is a run of `N` steps (as the library runs them: every other
+//! step walks back through the planes the step before kept in L2) against `N` copies, reported
+//! per step: long enough runs show the sustained pace, which on a GPU held by its power cap can
+//! rank the shapes differently from one step.
 
 use std::process::ExitCode;
 
@@ -50,6 +55,11 @@ struct Args {
     /// Timed runs per shape (median reported).
     #[arg(long, default_value_t = 10)]
     repeat: usize,
+    /// Time steps per timed run (and copies per timed copy), reported per step. Runs of many
+    /// steps show the sustained pace; the shapes run one after another, so the GPU's power and
+    /// heat carry over from each to the next.
+    #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
+    steps: u32,
     /// Shapes listed, fastest first.
     #[arg(long, default_value_t = 25)]
     top: usize,
@@ -99,7 +109,9 @@ fn tune<T: Element>(gpu: &Gpu, args: &Args) -> Result<bool> {
     let input = random::random_grid::<T>((nz as usize, ny as usize, nx as usize), random::fresh_seed())?;
     let coeffs = Coeffs([0.4, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1].map(T::from_f64));
     let mut problem = StencilProblem::new(gpu, input.view(), coeffs)?;
-    let copy_ms = median_after_warm_up(args.repeat, || problem.copy_ms(1))?;
+    let steps = args.steps as usize;
+    let per_step = |ms: f64| ms / steps as f64;
+    let copy_ms = median_after_warm_up(args.repeat, || problem.copy_ms(steps).map(per_step))?;
     let mut timed: Vec<(f64, StreamingShape)> = Vec::new();
     let blocks = if args.blocks.is_empty() { &BLOCKS[..] } else { &args.blocks[..] };
     let names = streaming::kernel_names(T::PRECISION);
@@ -126,7 +138,8 @@ fn tune<T: Element>(gpu: &Gpu, args: &Args) -> Result<bool> {
                     continue;
                 }
                 // Shapes whose blocks are over the kernel's register budget are skipped.
-                match median_after_warm_up(args.repeat, || problem.run_streaming(shape, 1)) {
+                match median_after_warm_up(args.repeat, || problem.run_streaming(shape, steps).map(per_step))
+                {
                     Ok(ms) => timed.push((ms, shape)),
                     Err(Error::BadArgument(_)) => continue,
                     Err(e) => return Err(e),
@@ -180,7 +193,7 @@ fn tune<T: Element>(gpu: &Gpu, args: &Args) -> Result<bool> {
         ]);
     }
     println!(
-        "{} shapes timed on {nz}x{ny}x{nx} {}; copy {copy_ms:.4} ms ({:.1} Gpoints/s)",
+        "{} shapes timed on {nz}x{ny}x{nx} {}, runs of {steps} step(s), ms per step; copy {copy_ms:.4} ms ({:.1} Gpoints/s)",
         timed.len(),
         T::NAME,
         args.grid.len() as f64 / copy_ms / 1e6
