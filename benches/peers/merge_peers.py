@@ -9,7 +9,7 @@ and writes JSON that `cargo xtask bench-report` adds to the merge_variants table
 
 Options: --cases 2^20+2^20,2^27+2^27,2^27+2^20,2^27+2^27:few-unique,2^27+2^27:all-equal (M+N[:DIST],
 M and N as 2^K or an integer, DIST uniform (default), few-unique or all-equal), --dtypes i32,f64
-(any of i32, u32, i64, f32, f64), --repeat 50, --warm-up 3, --seed 2026, --out FILE (default: JSON
+(any of i32, u32, i64, f32, f64), --repeat 50, --warm-up 3, --rounds 1, --seed 2026, --out FILE (default: JSON
 on stdout, the table on stderr), --ours PATH (our `merge` binary), --ours-variants merge-path,tiled
 (with --set: merge-path), --nvcc nvcc, --arch sm_90, --cache DIR (where the compiled program is kept,
 default target/merge_peers), --tmp DIR (where the inputs and outputs are written, one case at a time;
@@ -39,6 +39,12 @@ between the events; see the header of merge_peers.cu), ours median of --repeat a
 run. With --busy-wait each peer call is enqueued while a one-thread kernel keeps the GPU busy, so
 its events time GPU work alone (ours are still timed as above). Every row's percent_of_copy is
 against a device-to-device copy of the same bytes timed in the row's own process.
+
+Rounds: with --rounds R each case runs R times, the peers' process and ours alternating (ours first
+in every other round), and each row is the median of its R medians (its rounds' own in "round_ms"
+and "round_copy_ms"); stderr gives thrust's and CUB's time over ours round by round. The GPU's pace
+drifts by tenths of a per cent from one process to the next, so a ratio near a threshold is read
+from several rounds, not from one pair of processes.
 
 Set operations (--set): for each case, key type and operation, merge_peers.cu times
 thrust::set_<op> (thrust::set_union, ..., thrust::set_symmetric_difference; CUB has none) and, with
@@ -175,6 +181,10 @@ def parse_args(argv=None):
                         help="comma-separated key types among i32, u32, i64, f32, f64 (default i32,f64)")
     parser.add_argument("--repeat", type=int, default=50, help="timed calls per peer (default 50)")
     parser.add_argument("--warm-up", type=int, default=3, help="untimed calls before them (peers; default 3)")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="times each case's peers and ours run, alternating (peers, ours, peers, ours, ...); "
+                        "each row's ms is the median of its rounds' medians, so a drift of the GPU's pace "
+                        "during the run falls on both sides alike (default 1)")
     parser.add_argument("--seed", type=int, default=2026, help="seed of the random inputs (default 2026)")
     parser.add_argument("--out", help="write the JSON here (default: print it on stdout)")
     parser.add_argument("--ours", help="our `merge` binary, run on the same inputs (e.g. target/release/merge)")
@@ -204,6 +214,8 @@ def parse_args(argv=None):
         parser.error("--repeat must be at least 1")
     if args.warm_up < 0:
         parser.error("--warm-up must be at least 0")
+    if args.rounds < 1:
+        parser.error("--rounds must be at least 1")
     if args.ours and not (os.path.isfile(args.ours) and os.access(args.ours, os.X_OK)):
         parser.error(f"--ours {args.ours}: not an executable file")
     if args.append and not args.out:
@@ -544,6 +556,44 @@ def ours_row(args, variant, case, paths, expected):
                ours.get("outputs") if operation else None)
 
 
+def median(values):
+    ordered = sorted(values)
+    middle = len(ordered) // 2
+    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
+
+
+def of_rounds(rounds):
+    """One row per peer from the rows of `rounds` (each round the same peers in the same order):
+    its ms and copy_ms the medians of the rounds' (each itself a median of --repeat), with the
+    rounds' own in "round_ms" and "round_copy_ms"; a check that failed in any round fails the row.
+    With one round, its rows unchanged."""
+    if len(rounds) == 1:
+        return rounds[0]
+    rows = []
+    for same_peer in zip(*rounds):
+        first = same_peer[0]
+        failed = [r for r in same_peer if r["check"] != "OK"]
+        timed = [r for r in same_peer if r["ms"] is not None]
+        copies = [r["copy_ms"] for r in same_peer if r["copy_ms"] is not None]
+        case = (first["m"], first["n"], first["dist"], first["dtype"], first["values"], first.get("set"))
+        chosen = failed[0] if failed else first
+        combined = row(first["peer"], case, median([r["ms"] for r in timed]) if timed else None,
+                       median(copies) if copies else None, chosen["check"], chosen["first_wrong_index"],
+                       f"{first['timing']}; median of {len(rounds)} rounds, alternating with the other rows'",
+                       first.get("outputs"))
+        combined["round_ms"] = [r["ms"] for r in same_peer]
+        combined["round_copy_ms"] = [r["copy_ms"] for r in same_peer]
+        rows.append(combined)
+    ours = [r for r in rows if r["peer"].startswith("ours/")]
+    for peer in (r for r in rows if not r["peer"].startswith("ours/")):
+        for mine in ours:
+            ratios = [p / o for p, o in zip(peer["round_ms"], mine["round_ms"]) if p and o]
+            if ratios:
+                note(f"  {peer['peer']} / {mine['peer']} per round: {' '.join(f'{x:.3f}' for x in ratios)} "
+                     f"(median {median(ratios):.3f})")
+    return rows
+
+
 def remove(path):
     try:
         os.remove(path)
@@ -565,10 +615,15 @@ def run_case(program, args, m, n, dist, dtype):
 
         def checked_rows(operation, expected):
             case = (m, n, dist, dtype, args.values, operation)
-            rows = peer_rows(program, args, case, paths, expected)
-            for variant in (args.ours_variants if args.ours else []):
-                rows.append(ours_row(args, variant, case, paths, expected))
-            return rows
+
+            def one_round(ours_first):
+                # Every other round runs ours first, so that neither side always follows the other.
+                ours = lambda: [ours_row(args, v, case, paths, expected) for v in (args.ours_variants if args.ours else [])]
+                mine = ours() if ours_first else None
+                peers = peer_rows(program, args, case, paths, expected)
+                return peers + (mine if ours_first else ours())
+
+            return of_rounds([one_round(k % 2 == 1) for k in range(args.rounds)])
 
         if not args.set:
             expected = reference_by_key(a, b, args.values) if args.values else reference(a, b)
@@ -700,6 +755,7 @@ def main(argv=None):
         "seed": args.seed,
         "repeat": args.repeat,
         "warm_up": args.warm_up,
+        "rounds": args.rounds,
         "busy_wait": args.busy_wait,
         "rows": rows,
     }
