@@ -44,6 +44,11 @@ impl Precision {
         }
     }
 
+    /// The largest finite value of the type.
+    pub fn max_finite(self) -> f64 {
+        self.pick(f64::from(f32::MAX), f64::MAX)
+    }
+
     /// `f32` if this is [`F32`](Self::F32), else `f64`: what a choice per element type (a tile
     /// shape, a kernel list) reads as one line.
     pub fn pick<T>(self, f32: T, f64: T) -> T {

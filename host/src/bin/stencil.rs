@@ -60,7 +60,9 @@ struct Args {
     /// step) or temporal (the fastest for many steps), or a comma-separated list.
     #[arg(long, default_value = "all", value_parser = parse_variants)]
     variant: Variants,
-    /// Time steps per run (two buffers ping-pong; boundaries keep their input values).
+    /// Time steps per run (two buffers ping-pong; boundaries keep their input values). The
+    /// default star7 Laplacian can grow values 12× a step: from step 36 (`f32`) or 286 (`f64`)
+    /// they may overflow, and a note says so (the time of infinities is not that of values).
     #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
     steps: u32,
     /// Time steps per pass of the temporal kernel, K (1: single steps only). Default: the element
@@ -544,6 +546,10 @@ fn run_dtype<T: Element + WritableElement>(gpu: &Gpu, args: &Args, input: Array3
     let values = coefficients(args);
     let shape = args.shape;
     let steps = args.steps as usize;
+    let start = input.iter().fold(0.0_f64, |most, v| most.max(v.to_f64().abs()));
+    if let Some(note) = overflow_note(shape, &values, steps, start, T::PRECISION) {
+        eprintln!("stencil: note: {note}");
+    }
     let seven = seven_point::<T>(&values);
     let mut problem = StencilProblem::new(gpu, input.view(), seven)?;
     if let Some(percent) = args.kept_l2 {
@@ -594,6 +600,29 @@ fn run_dtype<T: Element + WritableElement>(gpu: &Gpu, args: &Args, input: Array3
         write_grid_npy(path, &problem.output()?)?;
     }
     Ok(rows)
+}
+
+/// A note for runs whose values may overflow before their last step (from values within
+/// `±start`): the kernels then compute on infinities and NaN, whose pace is not that of finite
+/// values (on an H200 a long run of the default star7 in `f64` drew some 85 W less than one on
+/// bounded values, and ran under the power cap instead of at it).
+fn overflow_note(
+    shape: StencilShape,
+    values: &[f64],
+    steps: usize,
+    start: f64,
+    precision: Precision,
+) -> Option<String> {
+    let from = shape.steps_to_overflow(values, start, precision.max_finite())?;
+    (from <= steps as u64).then(|| {
+        format!(
+            "{precision}: these {shape} coefficients can grow values up to {}× a step, so from step {from} of \
+             {steps} the values may overflow to infinity, and the time then is that of infinities and NaN, not \
+             of finite values; for timing long runs, coefficients whose magnitudes (each times the points it \
+             weighs) sum to at most 1 keep the values bounded, e.g. --coeffs 0.4,0.1,0.1,0.1,0.1,0.1,0.1 for star7",
+            shape.growth_bound(values)
+        )
+    })
 }
 
 /// Runs the chosen variants on the `--input` grid, or on random grids of `--grid` for each
@@ -798,6 +827,20 @@ mod tests {
 
     fn parse(args: &[&str]) -> std::result::Result<Args, clap::Error> {
         Args::try_parse_from(std::iter::once("stencil").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn long_runs_that_may_overflow_get_a_note() {
+        let laplacian = StencilShape::Star7.default_coeffs();
+        let note = overflow_note(StencilShape::Star7, &laplacian, 2000, 1.0, Precision::F64).unwrap();
+        assert!(note.starts_with("f64: these star7 coefficients can grow values up to 12× a step"), "{note}");
+        assert!(note.contains("from step 286 of 2000"), "{note}");
+        assert_eq!(overflow_note(StencilShape::Star7, &laplacian, 285, 1.0, Precision::F64), None);
+        assert!(overflow_note(StencilShape::Star7, &laplacian, 36, 1.0, Precision::F32).is_some());
+        let heat = [0.4, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1];
+        assert_eq!(overflow_note(StencilShape::Star7, &heat, 1_000_000, 1.0, Precision::F32), None);
+        let average = StencilShape::Box27.default_coeffs();
+        assert_eq!(overflow_note(StencilShape::Box27, &average, 1_000_000, 1.0, Precision::F32), None);
     }
 
     #[test]

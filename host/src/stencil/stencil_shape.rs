@@ -106,6 +106,39 @@ impl StencilShape {
         )))
     }
 
+    /// The points each coefficient weighs, in [`coefficient_layout`](Self::coefficient_layout)'s
+    /// order: one for each of the star7's, two for a higher-order star's (`±d`) but the
+    /// centre's, and the box's 1, 6, 12 and 8 (centre, faces, edges, corners).
+    pub fn coefficient_points(self) -> Vec<f64> {
+        match self {
+            Self::Star7 => vec![1.0; 7],
+            Self::Star13 | Self::Star25 => {
+                std::iter::once(1.0).chain(std::iter::repeat_n(2.0, 3 * self.radius())).collect()
+            }
+            Self::Box27 => vec![1.0, 6.0, 12.0, 8.0],
+        }
+    }
+
+    /// The most one step of `coeffs` can multiply the largest magnitude in the grid by: each
+    /// coefficient's magnitude times the points it weighs, summed (12 for the default star7).
+    pub fn growth_bound(self, coeffs: &[f64]) -> f64 {
+        coeffs.iter().zip(self.coefficient_points()).map(|(c, points)| c.abs() * points).sum()
+    }
+
+    /// The first step after which values that start within `±start` may pass `±max` under
+    /// `coeffs` (by [`growth_bound`](Self::growth_bound)); `None` if no number of steps can
+    /// take them there (a bound of at most 1, or a zero grid). With the default star7 from
+    /// values within ±1: step 286 in `f64`, 36 in `f32`.
+    pub fn steps_to_overflow(self, coeffs: &[f64], start: f64, max: f64) -> Option<u64> {
+        let growth = self.growth_bound(coeffs);
+        if growth <= 1.0 || start <= 0.0 || !growth.is_finite() {
+            return None;
+        }
+        // The least `n` with `start · growth^n > max`.
+        let steps = ((max / start).ln() / growth.ln()).floor().max(0.0) + 1.0;
+        Some(steps as u64)
+    }
+
     /// Refuses a grid thinner than `2R + 1` along any axis (no interior point), naming the minimum.
     pub fn check_grid(self, grid: Grid3) -> Result<()> {
         let least = 2 * self.radius() + 1;
@@ -149,6 +182,36 @@ mod tests {
         let c = StencilShape::Star13.default_coeffs();
         assert_eq!(c, [-7.5, 4.0 / 3.0, -1.0 / 12.0, 4.0 / 3.0, -1.0 / 12.0, 4.0 / 3.0, -1.0 / 12.0]);
         assert_eq!(StencilShape::Box27.default_coeffs(), [1.0 / 27.0; 4]);
+    }
+
+    #[test]
+    fn the_default_laplacians_may_overflow_and_bounded_coefficients_never() {
+        let (f32_max, f64_max) = (f64::from(f32::MAX), f64::MAX);
+        let star7 = StencilShape::Star7.default_coeffs();
+        assert_eq!(StencilShape::Star7.growth_bound(&star7), 12.0);
+        assert_eq!(StencilShape::Star7.steps_to_overflow(&star7, 1.0, f64_max), Some(286));
+        assert_eq!(StencilShape::Star7.steps_to_overflow(&star7, 1.0, f32_max), Some(36));
+        // The bound is exact for the checkerboard, which the Laplacian multiplies by -12 a step.
+        let mut value = 1.0_f64;
+        let steps = (1..).find(|_| {
+            value *= -12.0;
+            !value.is_finite()
+        });
+        assert_eq!(steps, Some(286));
+        // Larger starting values get there sooner; a zero grid never does.
+        assert_eq!(StencilShape::Star7.steps_to_overflow(&star7, 144.0, f64_max), Some(284));
+        assert_eq!(StencilShape::Star7.steps_to_overflow(&star7, 0.0, f64_max), None);
+        let heat = [0.4, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1];
+        assert_eq!(StencilShape::Star7.steps_to_overflow(&heat, 1.0, f32_max), None);
+        let box27 = StencilShape::Box27.default_coeffs();
+        assert!((StencilShape::Box27.growth_bound(&box27) - 1.0).abs() < 1e-12);
+        // The centre weighs one point, every other star weight two: 7.5 + 2·3·(4/3 + 1/12).
+        let star13 = StencilShape::Star13.default_coeffs();
+        assert!((StencilShape::Star13.growth_bound(&star13) - 16.0).abs() < 1e-12);
+        for shape in StencilShape::ALL {
+            assert_eq!(shape.coefficient_points().len(), shape.coefficient_count(), "{shape}");
+            assert_eq!(shape.coefficient_points().iter().sum::<f64>(), shape.points() as f64, "{shape}");
+        }
     }
 
     #[test]
