@@ -134,8 +134,9 @@ impl StencilShape {
         if growth <= 1.0 || start <= 0.0 || !growth.is_finite() {
             return None;
         }
-        // The least `n` with `start · growth^n > max`.
-        let steps = ((max / start).ln() / growth.ln()).floor().max(0.0) + 1.0;
+        // The least `n` with `start · growth^n > max` (logarithms apart: `max / start` itself
+        // overflows for a `start` under 1 and the largest `f64`).
+        let steps = ((max.ln() - start.ln()) / growth.ln()).floor().max(0.0) + 1.0;
         Some(steps as u64)
     }
 
@@ -198,8 +199,10 @@ mod tests {
             !value.is_finite()
         });
         assert_eq!(steps, Some(286));
-        // Larger starting values get there sooner; a zero grid never does.
+        // Larger starting values get there sooner, smaller ones later; a zero grid never does.
         assert_eq!(StencilShape::Star7.steps_to_overflow(&star7, 144.0, f64_max), Some(284));
+        assert_eq!(StencilShape::Star7.steps_to_overflow(&star7, 0.99, f64_max), Some(286));
+        assert_eq!(StencilShape::Star7.steps_to_overflow(&star7, 1.0 / 144.0, f64_max), Some(288));
         assert_eq!(StencilShape::Star7.steps_to_overflow(&star7, 0.0, f64_max), None);
         let heat = [0.4, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1];
         assert_eq!(StencilShape::Star7.steps_to_overflow(&heat, 1.0, f32_max), None);
