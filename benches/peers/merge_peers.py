@@ -616,9 +616,11 @@ def run_case(program, args, m, n, dist, dtype):
         def checked_rows(operation, expected):
             case = (m, n, dist, dtype, args.values, operation)
 
+            def ours():
+                return [ours_row(args, v, case, paths, expected) for v in (args.ours_variants if args.ours else [])]
+
             def one_round(ours_first):
                 # Every other round runs ours first, so that neither side always follows the other.
-                ours = lambda: [ours_row(args, v, case, paths, expected) for v in (args.ours_variants if args.ours else [])]
                 mine = ours() if ours_first else None
                 peers = peer_rows(program, args, case, paths, expected)
                 return peers + (mine if ours_first else ours())

@@ -833,7 +833,7 @@ mod tests {
     #[test]
     fn long_runs_that_may_overflow_get_a_note() {
         let laplacian = StencilShape::Star7.default_coeffs();
-        // Random grids start within ±1, just under 1 (the case the GPU run found missing).
+        // Random grids start within ±1, just under 1, where `max / start` once overflowed.
         let note = overflow_note(StencilShape::Star7, &laplacian, 2000, 0.999_999, Precision::F64).unwrap();
         assert!(note.starts_with("f64: these star7 coefficients can grow values up to 12× a step"), "{note}");
         assert!(note.contains("from step 286 of 2000"), "{note}");
