@@ -74,6 +74,7 @@ import math
 import os
 import re
 import shutil
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -556,12 +557,6 @@ def ours_row(args, variant, case, paths, expected):
                ours.get("outputs") if operation else None)
 
 
-def median(values):
-    ordered = sorted(values)
-    middle = len(ordered) // 2
-    return ordered[middle] if len(ordered) % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-
-
 def of_rounds(rounds):
     """One row per peer from the rows of `rounds` (each round the same peers in the same order):
     its ms and copy_ms the medians of the rounds' (each itself a median of --repeat), with the
@@ -577,8 +572,8 @@ def of_rounds(rounds):
         copies = [r["copy_ms"] for r in same_peer if r["copy_ms"] is not None]
         case = (first["m"], first["n"], first["dist"], first["dtype"], first["values"], first.get("set"))
         chosen = failed[0] if failed else first
-        combined = row(first["peer"], case, median([r["ms"] for r in timed]) if timed else None,
-                       median(copies) if copies else None, chosen["check"], chosen["first_wrong_index"],
+        combined = row(first["peer"], case, statistics.median([r["ms"] for r in timed]) if timed else None,
+                       statistics.median(copies) if copies else None, chosen["check"], chosen["first_wrong_index"],
                        f"{first['timing']}; median of {len(rounds)} rounds, alternating with the other rows'",
                        first.get("outputs"))
         combined["round_ms"] = [r["ms"] for r in same_peer]
@@ -590,7 +585,7 @@ def of_rounds(rounds):
             ratios = [p / o for p, o in zip(peer["round_ms"], mine["round_ms"]) if p and o]
             if ratios:
                 note(f"  {peer['peer']} / {mine['peer']} per round: {' '.join(f'{x:.3f}' for x in ratios)} "
-                     f"(median {median(ratios):.3f})")
+                     f"(median {statistics.median(ratios):.3f})")
     return rows
 
 
