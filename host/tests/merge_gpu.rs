@@ -9,7 +9,7 @@
 //! added since, runs with every variant and alone at its tile edges and over its sweep).
 
 use cudarc::driver::LaunchConfig;
-use gpu_kernels::merge::tiles::{PathShape, TILE_SIZE};
+use gpu_kernels::merge::tiles::{self, PathShape, TILE_SIZE};
 use host::merge::{
     self, Distribution, HostKey, MergeProblem, MergeVariant, check_sorted, first_difference, merge_reference,
     path,
@@ -103,6 +103,12 @@ fn lopsided_and_one_sided_large_merges() {
         check_merge::<i32>(&gpu, Distribution::Disjoint, m, n, true);
     }
     check_merge::<f64>(&gpu, Distribution::FewUnique, big, big / 3, false);
+    // Lopsided 8-byte merges: merge path's own shape for them (`tiles::PATH_8_BYTE_LOPSIDED`).
+    for (m, n) in [(big, 1000), (1000, big), (big, big / 64)] {
+        assert_eq!(path::default_shape_for("f64", m, n, "asc"), tiles::PATH_8_BYTE_LOPSIDED);
+        check_merge::<f64>(&gpu, Distribution::Uniform, m, n, false);
+        check_merge::<i64>(&gpu, Distribution::FewUnique, m, n, false);
+    }
     check_merge::<i64>(&gpu, Distribution::Interleaved, big, big, false);
     check_merge::<u32>(&gpu, Distribution::AllEqual, big, big, false);
 }
@@ -334,10 +340,16 @@ fn check_path_shape<K: HostKey>(
     assert_merged(&problem.output().unwrap(), expected, &label);
 }
 
-/// Merge path's default shape for `K` over {0, 1, 2, 1000, tile − 1, tile, tile + 1}² sizes,
-/// every distribution, and A above B.
+/// Merge path's default shapes for `K` (for 8-byte keys, the lopsided merges' too) over {0, 1,
+/// 2, 1000, tile − 1, tile, tile + 1}² sizes, every distribution, and A above B.
 fn check_path_tile_edges<K: HostKey>(gpu: &Gpu) {
-    let shape = path::default_shape(K::NAME);
+    check_path_tile_edges_of::<K>(gpu, path::default_shape(K::NAME));
+    if size_of::<K>() == 8 {
+        check_path_tile_edges_of::<K>(gpu, tiles::PATH_8_BYTE_LOPSIDED);
+    }
+}
+
+fn check_path_tile_edges_of<K: HostKey>(gpu: &Gpu, shape: PathShape) {
     let t = shape.tile_size();
     let sizes = [0, 1, 2, 1000, t - 1, t, t + 1];
     for m in sizes {

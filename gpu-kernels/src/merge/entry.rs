@@ -143,7 +143,8 @@ macro_rules! path_merge_entry_point {
     };
 }
 
-// The defaults (`tiles::PATH_4_BYTE`, `PATH_8_BYTE`) for every key type, and the benchmarks'
+// The defaults (`tiles::PATH_4_BYTE`, `PATH_8_BYTE`, and `PATH_8_BYTE_LOPSIDED` for lopsided
+// merges of 8-byte keys) for every key type, and the benchmarks'
 // sweeps (`tiles::PATH_SWEEP`, `PATH_PIPELINED_SWEEP`) for i32 and f64 keys (for f64, the
 // shapes that fit in shared memory).
 path_entry_points! {
@@ -153,7 +154,7 @@ path_entry_points! {
     ] pipelined [(128, 15), (128, 21), (256, 11), (256, 15), (256, 21)];
     PATH_SHAPES_U32: u32 => [(256, 21)] pipelined [];
     PATH_SHAPES_F32: f32 => [(256, 21)] pipelined [];
-    PATH_SHAPES_I64: i64 => [(256, 11)] pipelined [];
+    PATH_SHAPES_I64: i64 => [(256, 11), (128, 19)] pipelined [];
     PATH_SHAPES_F64: f64 => [
         (128, 7), (128, 11), (128, 15), (128, 19), (256, 7), (256, 11), (256, 15), (256, 16),
         (256, 19), (256, 21), (256, 23), (512, 7), (512, 11),

@@ -340,6 +340,36 @@ pub const fn path_shape(key_bytes: usize) -> PathShape {
     if key_bytes <= 4 { PATH_4_BYTE } else { PATH_8_BYTE }
 }
 
+/// The merge-path shape for 8-byte keys on [lopsided](lopsided) merges: fewer threads, each
+/// merging more keys. On such a merge nearly every tile is one long stretch of the long run,
+/// each thread's serial merge takes the same side key after key, and what a tile costs beyond
+/// its keys' bytes is its threads' co-rank searches, which more outputs per thread amortise.
+/// Measured on an H200 (Hopper build, session of 2026-12-03 19:33, `merge --path-shape`, three
+/// rounds, docs/merge-h200.md), `f64`, 128×19 against 256×11: 2^27 + 2^20 0.995 (rounds
+/// 0.995–0.995, and 0.995 in another call), 2^26 + 2^16 0.992, 2^27 + 2^20 few-unique 0.994,
+/// but 2^27 + 2^22 1.003, 2^27 + 2^24 1.008, 2^27 + 2^27 1.009; 128×11 1.011, 128×15 1.023,
+/// 256×7 1.001, 256×15 1.021 and 512×7 1.020 on 2^27 + 2^20. On 4-byte keys no shape beat
+/// 256×21 on lopsided merges (`i32` 2^27 + 2^20: 128×15 1.015, 256×23 1.018, 128×19 1.024).
+pub const PATH_8_BYTE_LOPSIDED: PathShape = PathShape::new(128, 19);
+
+/// How many times the shorter run a merge's longer run must hold, at least, for the merge to be
+/// [lopsided](lopsided): between the ratios where [`PATH_8_BYTE_LOPSIDED`] lost (32, 2^27 +
+/// 2^22) and won (128, 2^27 + 2^20), in the logarithm's middle.
+pub const PATH_LOPSIDED_RATIO: usize = 64;
+
+/// Whether a merge of runs of `m` and `n` keys is lopsided: the longer at least
+/// [`PATH_LOPSIDED_RATIO`] times the shorter (an empty run counts).
+pub const fn lopsided(m: usize, n: usize) -> bool {
+    let (shorter, longer) = if m < n { (m, n) } else { (n, m) };
+    shorter.saturating_mul(PATH_LOPSIDED_RATIO) <= longer
+}
+
+/// The merge-path shape for a merge of `m` and `n` keys of `key_bytes` bytes: [`path_shape`],
+/// but [`PATH_8_BYTE_LOPSIDED`] for 8-byte keys on [lopsided] merges.
+pub const fn path_shape_for(key_bytes: usize, m: usize, n: usize) -> PathShape {
+    if key_bytes > 4 && lopsided(m, n) { PATH_8_BYTE_LOPSIDED } else { path_shape(key_bytes) }
+}
+
 /// The benchmarks' merge-path sweep (i32 and f64 keys): block sizes × outputs per thread,
 /// odd counts (no bank conflicts when a thread stages its outputs at `tid * items`) and one
 /// even count to show what the conflicts cost. Those whose shared memory does not
@@ -455,6 +485,24 @@ mod tests {
     use super::*;
 
     #[test]
+    fn lopsided_merges_of_8_byte_keys_take_their_own_shape() {
+        let lopsided_shape =
+            |key_bytes, m: usize, n: usize| path_shape_for(key_bytes, m, n) == PATH_8_BYTE_LOPSIDED;
+        // The measured rows: 2^27 + 2^20 and 2^26 + 2^16 gained, 2^27 + 2^22 and larger lost.
+        for (m, n) in [(1 << 27, 1 << 20), (1 << 26, 1 << 16), (1 << 20, 1 << 27)] {
+            assert!(lopsided_shape(8, m, n), "{m} + {n}");
+            assert_eq!(path_shape_for(4, m, n), PATH_4_BYTE, "{m} + {n}");
+        }
+        for (m, n) in [(1 << 27, 1 << 22), (1 << 27, 1 << 24), (1 << 27, 1 << 27), (1 << 22, 1 << 27)] {
+            assert_eq!(path_shape_for(8, m, n), PATH_8_BYTE, "{m} + {n}");
+        }
+        // The ratio's edge, an empty run, and runs whose ratio's product would overflow.
+        assert!(lopsided(64 * 1000, 1000) && !lopsided(64 * 1000 - 1, 1000));
+        assert!(lopsided(0, 0) && lopsided(0, 5) && lopsided(5, 0));
+        assert!(!lopsided(usize::MAX / 2, usize::MAX / 3));
+    }
+
+    #[test]
     fn merge_path_shapes_fit_in_shared_memory_and_include_the_defaults() {
         for shape in PATH_SWEEP {
             assert!(shape.fits(4), "{shape:?}");
@@ -468,6 +516,7 @@ mod tests {
         }
         assert!(PATH_SWEEP.contains(&PATH_4_BYTE) && PATH_SWEEP.contains(&PATH_8_BYTE));
         assert!(PATH_4_BYTE.fits(4) && PATH_8_BYTE.fits(8));
+        assert!(PATH_SWEEP.contains(&PATH_8_BYTE_LOPSIDED) && PATH_8_BYTE_LOPSIDED.fits(8));
         // The merged tile starts 16 bytes aligned, after the input buffer; the barrier after it.
         let s256x15 = PathShape::new(256, 15);
         assert_eq!(s256x15.input_keys(4), 3840 + 16 + 32);

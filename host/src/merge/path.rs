@@ -7,7 +7,7 @@ use std::fmt;
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::merge::tiles::{
     MAX_SHARED_BYTES, PARTITION_SAMPLES, PARTITION_THREADS, PATH_PIPELINED_SWEEP, PATH_SWEEP, PathShape,
-    path_shape,
+    path_shape, path_shape_for,
 };
 use gpu_kernels::merge::{
     DESCENDING_KEY_TYPES, PATH_SHAPES_F32, PATH_SHAPES_F64, PATH_SHAPES_I32, PATH_SHAPES_I64,
@@ -25,6 +25,14 @@ fn key_bytes(dtype: &str) -> usize {
 /// The default shape for keys of type `dtype`: [`path_shape`] of its size.
 pub fn default_shape(dtype: &str) -> PathShape {
     path_shape(key_bytes(dtype))
+}
+
+/// The shape merge path runs a merge of `m` and `n` keys of type `dtype`, sorted in `order`,
+/// with when none is asked for: in the ascending order [`path_shape_for`] (the key type's
+/// default, or for 8-byte keys on a lopsided merge `PATH_8_BYTE_LOPSIDED`); in the others, which
+/// are built at the default alone, [`default_shape`].
+pub fn default_shape_for(dtype: &str, m: usize, n: usize, order: &str) -> PathShape {
+    if order == "asc" { path_shape_for(key_bytes(dtype), m, n) } else { default_shape(dtype) }
 }
 
 /// The benchmarks' sweep of shapes for `dtype` (built for i32 and f64 keys): those of
@@ -224,7 +232,7 @@ pub fn parse_shape(text: &str) -> std::result::Result<PathShape, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpu_kernels::merge::tiles::{PATH_4_BYTE, PATH_8_BYTE};
+    use gpu_kernels::merge::tiles::{PATH_4_BYTE, PATH_8_BYTE, PATH_8_BYTE_LOPSIDED};
 
     #[test]
     fn every_key_type_has_its_default_and_the_sweep_is_built_for_i32_and_f64() {
@@ -241,6 +249,21 @@ mod tests {
         }
         assert_eq!(entry_point(PATH_4_BYTE, "i32").unwrap(), "merge_path_b256_i21_i32");
         assert_eq!(partition_entry_point("f64"), "merge_path_partition_f64");
+    }
+
+    #[test]
+    fn lopsided_merges_of_8_byte_keys_run_their_own_shape_where_it_is_built() {
+        let (long, short) = (1 << 27, 1 << 20);
+        for (dtype, bytes) in MergeVariant::KEY_TYPES {
+            for order in ORDERS.into_iter().filter(|&o| o == "asc" || ordered_key_types(o).contains(&dtype)) {
+                for (m, n) in [(long, short), (short, long), (long, long)] {
+                    let shape = default_shape_for(dtype, m, n, order);
+                    let lopsided = bytes == 8 && order == "asc" && m != n;
+                    assert_eq!(shape, if lopsided { PATH_8_BYTE_LOPSIDED } else { default_shape(dtype) });
+                    assert!(entry_point_in(shape, dtype, order).is_ok(), "{dtype} {order} {m} + {n}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -113,7 +113,16 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
 
     /// How `variant` is launched for this problem.
     pub fn plan(&self, variant: MergeVariant) -> Result<MergePlan> {
-        variant.plan(self.m, self.n, size_of::<K>())
+        match variant {
+            MergeVariant::Path => path::plan(self.path_shape(), self.m, self.n, size_of::<K>(), 0),
+            _ => variant.plan(self.m, self.n, size_of::<K>()),
+        }
+    }
+
+    /// The shape [`run`](Self::run) launches merge path with on this problem
+    /// ([`path::default_shape_for`]: its key type's default, or the lopsided one).
+    pub fn path_shape(&self) -> PathShape {
+        path::default_shape_for(K::NAME, self.m, self.n, self.order)
     }
 
     /// How `variant` built with `factor` outputs per thread is launched for this problem.
@@ -125,11 +134,11 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
     /// launch alone). The output is poisoned (all bytes `0xFF`) before, untimed, so a key the
     /// kernel fails to write shows in [`output`](Self::output).
     ///
-    /// Merge path runs with its default shape for this key type, and its time includes the
-    /// partition kernel's.
+    /// Merge path runs with its default shape for this problem ([`path_shape`](Self::path_shape)),
+    /// and its time includes the partition kernel's.
     pub fn run(&mut self, variant: MergeVariant) -> Result<f64> {
         match variant {
-            MergeVariant::Path => self.run_path(path::default_shape(K::NAME)),
+            MergeVariant::Path => self.run_path(self.path_shape()),
             _ => self.run_with_coarsening(variant, variant.default_coarsening()),
         }
     }

@@ -5,8 +5,8 @@
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::merge::MergeKey;
 use gpu_kernels::merge::tiles::{
-    BLOCK_THREADS, COARSENING_SWEEP, ELEMENTS_PER_THREAD, MAX_SHARED_BYTES, path_shape, tiled_block_outputs,
-    tiled_blocks, tiled_shared_bytes,
+    BLOCK_THREADS, COARSENING_SWEEP, ELEMENTS_PER_THREAD, MAX_SHARED_BYTES, path_shape_for,
+    tiled_block_outputs, tiled_blocks, tiled_shared_bytes,
 };
 
 use crate::{Error, Result};
@@ -172,12 +172,13 @@ impl MergeVariant {
     }
 
     /// How this kernel is launched for `m` and `n` keys of `key_bytes` bytes each, with the
-    /// kernels' own constants (merge path: its default shape for the key size). An empty merge
-    /// has zero blocks (and is not launched).
+    /// kernels' own constants (merge path: its default shape for the key size and, on ascending
+    /// keys, the merge's lopsidedness, `path_shape_for`). An empty merge has zero blocks (and is
+    /// not launched).
     pub fn plan(self, m: usize, n: usize, key_bytes: usize) -> Result<MergePlan> {
         match self {
             // The default shapes merge one tile per block: no resident-block count needed.
-            Self::Path => super::path::plan(path_shape(key_bytes), m, n, key_bytes, 0),
+            Self::Path => super::path::plan(path_shape_for(key_bytes, m, n), m, n, key_bytes, 0),
             _ => self.plan_with_coarsening(m, n, key_bytes, self.default_coarsening()),
         }
     }
