@@ -104,7 +104,8 @@ fn lopsided_and_one_sided_large_merges() {
     }
     check_merge::<f64>(&gpu, Distribution::FewUnique, big, big / 3, false);
     // Lopsided 8-byte merges: merge path's own shape for them (`tiles::PATH_8_BYTE_LOPSIDED`).
-    for (m, n) in [(big, 1000), (1000, big), (big, big / 64)] {
+    let lopsided_big = tiles::PATH_LOPSIDED_MIN_KEYS + 7;
+    for (m, n) in [(lopsided_big, 1000), (1000, lopsided_big), (lopsided_big, lopsided_big / 64)] {
         assert_eq!(path::default_shape_for("f64", m, n, "asc"), tiles::PATH_8_BYTE_LOPSIDED);
         check_merge::<f64>(&gpu, Distribution::Uniform, m, n, false);
         check_merge::<i64>(&gpu, Distribution::FewUnique, m, n, false);

@@ -345,12 +345,18 @@ pub const fn path_shape(key_bytes: usize) -> PathShape {
 /// each thread's serial merge takes the same side key after key, and what a tile costs beyond
 /// its keys' bytes is its threads' co-rank searches, which more outputs per thread amortise.
 /// Measured on an H200 (Hopper build, session of 2026-12-03 19:33, `merge --path-shape`, three
-/// rounds, docs/merge-h200.md), `f64`, 128×19 against 256×11: 2^27 + 2^20 0.995 (rounds
-/// 0.995–0.995, and 0.995 in another call), 2^26 + 2^16 0.992, 2^27 + 2^20 few-unique 0.994,
-/// but 2^27 + 2^22 1.003, 2^27 + 2^24 1.008, 2^27 + 2^27 1.009; 128×11 1.011, 128×15 1.023,
-/// 256×7 1.001, 256×15 1.021 and 512×7 1.020 on 2^27 + 2^20. On 4-byte keys no shape beat
-/// 256×21 on lopsided merges (`i32` 2^27 + 2^20: 128×15 1.015, 256×23 1.018, 128×19 1.024).
+/// rounds each, docs/merge-h200.md), `f64`, time with 128×19 over time with 256×11: 2^27 +
+/// 2^20 0.995 in each of three calls, 2^27 + 2^21 0.998, 2^26 + 2^16 0.992, 2^27 + 2^20
+/// few-unique 0.994, `i64` 2^27 + 2^20 0.997; but 2^27 + 2^22 1.003, 2^27 + 2^24 1.008, 2^27 +
+/// 2^27 1.009, and on smaller lopsided merges 2^24 + 2^17 1.002, 2^22 + 2^15 1.001, 2^20 + 2^13
+/// 1.19. Other shapes on 2^27 + 2^20: 128×11 1.011, 128×15 1.023, 256×7 1.001, 256×15 1.021,
+/// 512×7 1.020. On 4-byte keys no shape beat 256×21 on lopsided merges (`i32` 2^27 + 2^20:
+/// 128×15 1.015, 256×23 1.018, 128×19 1.024).
 pub const PATH_8_BYTE_LOPSIDED: PathShape = PathShape::new(128, 19);
+
+/// The fewest keys of a merge that [`PATH_8_BYTE_LOPSIDED`] runs: between the lopsided merges
+/// where it lost (2^24 + 2^17 and smaller) and won (2^26 + 2^16 and larger).
+pub const PATH_LOPSIDED_MIN_KEYS: usize = 1 << 25;
 
 /// How many times the shorter run a merge's longer run must hold, at least, for the merge to be
 /// [lopsided](lopsided): between the ratios where [`PATH_8_BYTE_LOPSIDED`] lost (32, 2^27 +
@@ -365,9 +371,11 @@ pub const fn lopsided(m: usize, n: usize) -> bool {
 }
 
 /// The merge-path shape for a merge of `m` and `n` keys of `key_bytes` bytes: [`path_shape`],
-/// but [`PATH_8_BYTE_LOPSIDED`] for 8-byte keys on [lopsided] merges.
+/// but [`PATH_8_BYTE_LOPSIDED`] for 8-byte keys on [lopsided] merges of
+/// [`PATH_LOPSIDED_MIN_KEYS`] keys or more.
 pub const fn path_shape_for(key_bytes: usize, m: usize, n: usize) -> PathShape {
-    if key_bytes > 4 && lopsided(m, n) { PATH_8_BYTE_LOPSIDED } else { path_shape(key_bytes) }
+    let large = m.saturating_add(n) >= PATH_LOPSIDED_MIN_KEYS;
+    if key_bytes > 4 && large && lopsided(m, n) { PATH_8_BYTE_LOPSIDED } else { path_shape(key_bytes) }
 }
 
 /// The benchmarks' merge-path sweep (i32 and f64 keys): block sizes × outputs per thread,
@@ -488,14 +496,27 @@ mod tests {
     fn lopsided_merges_of_8_byte_keys_take_their_own_shape() {
         let lopsided_shape =
             |key_bytes, m: usize, n: usize| path_shape_for(key_bytes, m, n) == PATH_8_BYTE_LOPSIDED;
-        // The measured rows: 2^27 + 2^20 and 2^26 + 2^16 gained, 2^27 + 2^22 and larger lost.
+        // The measured rows: 2^27 + 2^20 and 2^26 + 2^16 gained; 2^27 + 2^22 and less lopsided
+        // merges lost, as did lopsided ones of 2^24 + 2^17 keys and fewer.
         for (m, n) in [(1 << 27, 1 << 20), (1 << 26, 1 << 16), (1 << 20, 1 << 27)] {
             assert!(lopsided_shape(8, m, n), "{m} + {n}");
             assert_eq!(path_shape_for(4, m, n), PATH_4_BYTE, "{m} + {n}");
         }
-        for (m, n) in [(1 << 27, 1 << 22), (1 << 27, 1 << 24), (1 << 27, 1 << 27), (1 << 22, 1 << 27)] {
+        // Not lopsided enough, or too small (2^24 + 2^17 and smaller lost).
+        for (m, n) in [
+            (1 << 27, 1 << 22),
+            (1 << 27, 1 << 24),
+            (1 << 27, 1 << 27),
+            (1 << 22, 1 << 27),
+            (1 << 24, 1 << 17),
+            (1 << 20, 1 << 13),
+            (1000, 0),
+        ] {
             assert_eq!(path_shape_for(8, m, n), PATH_8_BYTE, "{m} + {n}");
         }
+        assert!(
+            lopsided_shape(8, PATH_LOPSIDED_MIN_KEYS, 0) && !lopsided_shape(8, PATH_LOPSIDED_MIN_KEYS - 1, 0)
+        );
         // The ratio's edge, an empty run, and runs whose ratio's product would overflow.
         assert!(lopsided(64 * 1000, 1000) && !lopsided(64 * 1000 - 1, 1000));
         assert!(lopsided(0, 0) && lopsided(0, 5) && lopsided(5, 0));

@@ -107,8 +107,8 @@ struct Args {
     /// 256x15-pipelined (blocks that each merge a series of tiles with the next one's load in
     /// flight). One of the shapes built for the key type (the error lists them); default the
     /// key type's own (256x21 for 4-byte keys, 256x11 for 8-byte, and 128x19 for 8-byte keys on
-    /// lopsided merges, one run 64 times the other or longer, in the ascending order). Needs
-    /// merge-path among the --variant list.
+    /// lopsided merges of 2^25 keys or more, one run 64 times the other or longer, in the
+    /// ascending order). Needs merge-path among the --variant list.
     #[arg(long, value_name = "BxI[-pipelined]", value_parser = path::parse_shape)]
     path_shape: Option<PathShape>,
     /// Input keys: uniform, few-unique, all-equal, disjoint (all of A below B) or interleaved.
