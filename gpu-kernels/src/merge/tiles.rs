@@ -346,7 +346,7 @@ pub const fn path_shape(key_bytes: usize) -> PathShape {
 /// its keys' bytes is its threads' co-rank searches, which more outputs per thread amortise.
 /// Measured on an H200 (Hopper build, session of 2026-12-03 19:33, `merge --path-shape`, three
 /// rounds each, docs/merge-h200.md), `f64`, time with 128×19 over time with 256×11: 2^27 +
-/// 2^20 0.995 in each of three calls, 2^27 + 2^21 0.998, 2^26 + 2^16 0.992, 2^27 + 2^20
+/// 2^20 0.995 in each of four calls, 2^27 + 2^21 0.998, 2^26 + 2^16 0.992, 2^27 + 2^20
 /// few-unique 0.994, `i64` 2^27 + 2^20 0.997; but 2^27 + 2^22 1.003, 2^27 + 2^24 1.008, 2^27 +
 /// 2^27 1.009, and on smaller lopsided merges 2^24 + 2^17 1.002, 2^22 + 2^15 1.001, 2^20 + 2^13
 /// 1.19. Other shapes on 2^27 + 2^20: 128×11 1.011, 128×15 1.023, 256×7 1.001, 256×15 1.021,

@@ -29,8 +29,8 @@ pub fn default_shape(dtype: &str) -> PathShape {
 
 /// The shape merge path runs a merge of `m` and `n` keys of type `dtype`, sorted in `order`,
 /// with when none is asked for: in the ascending order [`path_shape_for`] (the key type's
-/// default, or for 8-byte keys on a large lopsided merge `PATH_8_BYTE_LOPSIDED`); in the others, which
-/// are built at the default alone, [`default_shape`].
+/// default, or for 8-byte keys on a large lopsided merge `PATH_8_BYTE_LOPSIDED`); in the
+/// others, which are built at the default alone, [`default_shape`].
 pub fn default_shape_for(dtype: &str, m: usize, n: usize, order: &str) -> PathShape {
     if order == "asc" { path_shape_for(key_bytes(dtype), m, n) } else { default_shape(dtype) }
 }
