@@ -38,6 +38,7 @@ mod samples;
 mod sequential;
 mod set_ops;
 mod set_path;
+mod ties;
 mod tiled;
 pub mod tiles;
 mod warp_co_rank;
@@ -75,5 +76,6 @@ pub use set_path::{
     place_kept, set_operation, set_operation_by_key, set_partition, set_partition_thread, set_tile,
     split_thread, store_thread, walk_thread,
 };
+pub use ties::{climb_aligned, co_rank_across_ties};
 pub use tiled::{TileBuffers, TiledBlock, merge_tiled};
 pub use warp_co_rank::{co_rank_by_warp, co_rank_guess, lane_probe, narrowed, search_rounds};

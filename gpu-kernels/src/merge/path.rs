@@ -15,7 +15,10 @@
 //!   ([`merge_path_partition`]), half the DRAM reads for more dependent ones. From
 //!   [`PARTITION_MIN_SAMPLED_RUN`](super::tiles::PARTITION_MIN_SAMPLED_RUN) keys a run, the
 //!   searches start on samples of both runs that a small kernel copies first
-//!   ([`merge_path_samples`](super::merge_path_samples)): their first levels hit in L2. Where a
+//!   ([`merge_path_samples`](super::merge_path_samples)): their first levels hit in L2; where
+//!   the samples show one run's keys to be ties there, the rest of the search probes the other
+//!   run alone, at positions that every tile inside the same ties shares
+//!   ([`co_rank_across_ties`]). Where a
 //!   run is too short for samples (lopsided merges) and the merge has
 //!   [`PARTITION_MIN_INTERPOLATED`](super::tiles::PARTITION_MIN_INTERPOLATED) keys or more, the
 //!   searches over the whole merge go by interpolation
@@ -74,6 +77,7 @@ use super::keys::{KeyReader, KeyWriter, MergeKey, SharedKeys};
 use super::order::KeyOrder;
 use super::samples::{PartitionSamples, co_rank_bounds_from_samples, partition_samples};
 use super::sequential::{co_rank_between, co_rank_bounds_between, co_rank_in, co_rank_shared_probes};
+use super::ties::co_rank_across_ties;
 use super::tiles::{
     PARTITION_GROUP, PARTITION_TWO_LEVEL_MIN_TILES, PATH_LEAD_TILES, PathShape, SECTOR_BYTES, a_end_marks,
     keys_per_16_bytes, keys_per_sector,
@@ -567,8 +571,9 @@ pub(super) fn tile_start(t: usize, tile_size: usize, total: usize) -> usize {
 /// The first level of the partition's thread `t`, in groups of `group` lanes: the co-rank of
 /// its tile's start over the whole merge if its lane [searches at the first
 /// level](coarse_search), else 0 (unused). With `samples`, bounded by them
-/// ([`co_rank_bounds_from_samples`]) and searched between the bounds in the runs
-/// (`co_rank_between`); without, by interpolation on merges of [`PARTITION_MIN_INTERPOLATED`]
+/// ([`co_rank_bounds_from_samples`]) and searched between the bounds in the other run alone
+/// where one run's keys there are ties ([`co_rank_across_ties`]), else in both (`co_rank_between`);
+/// without, by interpolation on merges of [`PARTITION_MIN_INTERPOLATED`]
 /// keys or more whose order has positions ([`co_rank_interpolated`]), else the one-level
 /// partition's search (`co_rank_shared_probes`).
 ///
@@ -595,7 +600,10 @@ pub unsafe fn partition_coarse<K: MergeKey, O: KeyOrder<K>, SA: KeyReader<K>, SB
         match samples {
             Some(samples) => {
                 let (low, high) = co_rank_bounds_from_samples::<K, O, _, _>(k, (m, n), samples);
-                co_rank_between::<K, O, _, _>(k, a, b, low, high)
+                match co_rank_across_ties::<K, O, _, _, _, _>(k, (low, high), (a, m, b, n), samples) {
+                    Some(i) => i,
+                    None => co_rank_between::<K, O, _, _>(k, a, b, low, high),
+                }
             }
             None if interpolates::<K, O>(m + n) => co_rank_interpolated::<K, O, _, _>(k, a, m, b, n),
             None => co_rank_shared_probes::<K, O, _, _>(k, a, m, b, n),

@@ -211,11 +211,8 @@ pub fn co_rank_bounds_between(
     (low.max(k.saturating_sub(high_k - high)), high.min(k - (low_k - low)))
 }
 
-/// The search of [`co_rank_shared_probes`] and [`co_rank_between`]: from `start`, which the
-/// co-rank is at least, the bits of its distance from `start`, highest first, as `i = i +
-/// 2^bit` whenever the co-rank is at least that; a step to `next` is answered without a load
-/// when `next` is at most `i_low` (yes) or past `i_high` (no), else by whether A's `next`-th key
-/// goes no later than B's key at `k - next`.
+/// The search of [`co_rank_shared_probes`] and [`co_rank_between`]: [`climb`] from `start`,
+/// which the co-rank is at least, with the co-rank's test ([`co_rank_reaches`]).
 ///
 /// # Safety
 /// As [`co_rank_in`]; the co-rank of `k` is in `[max(start, i_low), i_high]`, with `i_high <=
@@ -234,20 +231,32 @@ where
     A: KeyReader<K>,
     B: KeyReader<K>,
 {
-    let mut i = start;
-    let mut step = if i_high == start { 0 } else { highest_bit(i_high - start) };
+    let step = if i_high == start { 0 } else { highest_bit(i_high - start) };
+    // SAFETY: a probe `next` has i_low < next <= i_high, so next - 1 < m and k - next < k -
+    // i_low <= n.
+    climb(start, step, (i_low, i_high), |next| unsafe { co_rank_reaches::<K, O, A, B>(k, a, b, next) })
+}
+
+/// The last `x` of `[low, high]` that `reaches` (which holds up to some point and not after),
+/// from `start <= low` by steps `step`, `step / 2`, ... 1 (`start + 2·step > high`): as `x = x +
+/// step` whenever `x + step` reaches. A step to `next` is answered without a probe when `next` is
+/// at most `low` (yes) or past `high` (no), so `reaches` is called only inside `(low, high]`.
+#[inline(always)]
+pub(super) fn climb(
+    start: usize,
+    mut step: usize,
+    (low, high): (usize, usize),
+    mut reaches: impl FnMut(usize) -> bool,
+) -> usize {
+    let mut x = start;
     while step > 0 {
-        let next = i + step;
-        let at_least = next <= i_low
-            || (next <= i_high
-                // SAFETY: i_low < next <= i_high, so next - 1 < m and k - next < k - i_low <= n.
-                && unsafe { co_rank_reaches::<K, O, A, B>(k, a, b, next) });
-        if at_least {
-            i = next;
+        let next = x + step;
+        if next <= low || (next <= high && reaches(next)) {
+            x = next;
         }
         step /= 2;
     }
-    i
+    x
 }
 
 /// Whether the co-rank of `k` is at least `x` (`0 < x`, `x <= m`, `k - x < n`): A's key

@@ -115,6 +115,23 @@ impl<K: Copy> keys::KeyReader<K> for Checked<'_, K> {
     }
 }
 
+/// A run that notes every key it is asked for (its name and position) in a shared log.
+#[derive(Clone, Copy)]
+struct Logged<'a, K>(&'static str, &'a [K], &'a core::cell::RefCell<Vec<(&'static str, usize)>>);
+
+impl<K: Copy> keys::KeyRun for Logged<'_, K> {
+    unsafe fn skip(self, _: usize) -> Self {
+        unreachable!("the partition reads runs from their start")
+    }
+}
+
+impl<K: Copy> keys::KeyReader<K> for Logged<'_, K> {
+    unsafe fn load(self, i: usize) -> K {
+        self.2.borrow_mut().push((self.0, i));
+        self.1[i]
+    }
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -210,6 +227,44 @@ proptest! {
             let i = co_rank(k, &a, &b);
             prop_assert!(low <= i && i <= high, "k {}: co-rank {} outside [{}, {}]", k, i, low, high);
             prop_assert!(high - low < 2 * stride, "k {}: [{}, {}] wider than two strides", k, low, high);
+        }
+    }
+
+    #[test]
+    fn co_rank_across_ties_is_the_co_rank((a, b) in inputs(300), stride_bits in 0u32..7) {
+        let stride = 1 << stride_bits;
+        let (a_ends, b_starts) = simulate_samples(&a, &b, stride);
+        let samples = PartitionSamples { stride, a_ends: Checked(&a_ends), b_starts: Checked(&b_starts) };
+        let runs = (Checked(&a), a.len(), Checked(&b), b.len());
+        for k in 0..=a.len() + b.len() {
+            // SAFETY: the samples are those of `a` and `b`, sorted; k <= m + n, and the samples'
+            // bounds hold its co-rank; `Checked` panics on a read past the runs or the samples.
+            let across = unsafe {
+                let bounds = co_rank_bounds_from_samples::<_, Ascending, _, _>(k, (a.len(), b.len()), samples);
+                co_rank_across_ties::<_, Ascending, _, _, _, _>(k, bounds, runs, samples)
+            };
+            if let Some(i) = across {
+                prop_assert_eq!(i, co_rank(k, &a, &b), "k {}", k);
+            }
+        }
+    }
+
+    #[test]
+    fn climb_aligned_probes_depend_on_the_answer_alone(low in 0usize..5000, width in 0usize..3000, at in 0.0f64..=1.0) {
+        let high = low + width;
+        let answer = low + (width as f64 * at) as usize;
+        let mut probes = Vec::new();
+        let found = climb_aligned(low, high, |x| {
+            probes.push(x);
+            x <= answer
+        });
+        prop_assert_eq!(found, answer);
+        prop_assert!(probes.len() <= (usize::BITS - width.leading_zeros()) as usize + 1, "probes {:?}", probes);
+        for &probe in &probes {
+            prop_assert!(low < probe && probe <= high, "probe {} outside ({}, {}]", probe, low, high);
+            // At step `s` the probe is the answer rounded down to a multiple of `2s`, plus `s`.
+            let step = probe.isolate_lowest_one();
+            prop_assert_eq!(probe, answer / (2 * step) * (2 * step) + step, "probes {:?}", &probes);
         }
     }
 
@@ -730,6 +785,45 @@ fn partition_searches_samples_from_the_threshold_on_and_both_give_the_co_ranks()
             assert_eq!(split, co_rank((t * tile_size).min(a.len() + b.len()), &a, &b), "m {m}: tile {t}");
         }
     }
+}
+
+#[test]
+fn few_unique_keys_are_co_ranked_across_their_ties_by_probes_the_tiles_share() {
+    // 16 values, each in long runs in both inputs (A's 2000 keys, B's 1500, ties across them),
+    // tiles of an odd size, samples every 64 keys.
+    let few = |len: usize, run: usize| (0..len).map(move |x| (x / run) as u32).collect::<Vec<_>>();
+    let (a, b) = (few(16 * 2000, 2000), few(16 * 1500, 1500));
+    let (tile_size, stride) = (97, 64);
+    let (a_ends, b_starts) = simulate_samples(&a, &b, stride);
+    let samples = PartitionSamples { stride, a_ends: Checked(&a_ends), b_starts: Checked(&b_starts) };
+    let total = a.len() + b.len();
+    let mut across = 0;
+    let (mut probed, mut bisected) = (std::collections::BTreeSet::new(), std::collections::BTreeSet::new());
+    for k in (0..total).step_by(tile_size) {
+        let reads = core::cell::RefCell::new(Vec::new());
+        let runs = (Logged("A", &a, &reads), a.len(), Logged("B", &b, &reads), b.len());
+        // SAFETY: the samples are those of `a` and `b`, sorted; k <= m + n, and the samples'
+        // bounds hold its co-rank.
+        let (low, high) =
+            unsafe { co_rank_bounds_from_samples::<_, Ascending, _, _>(k, (a.len(), b.len()), samples) };
+        let Some(i) =
+            (unsafe { co_rank_across_ties::<_, Ascending, _, _, _, _>(k, (low, high), runs, samples) })
+        else {
+            continue;
+        };
+        assert_eq!(i, co_rank(k, &a, &b), "k {k}");
+        across += 1;
+        probed.extend(reads.take());
+        // SAFETY: as above.
+        unsafe { sequential::co_rank_between::<_, Ascending, _, _>(k, runs.0, runs.2, low, high) };
+        bisected.extend(reads.take());
+    }
+    let tiles = total.div_ceil(tile_size);
+    // Nearly every tile start is inside ties (not those within two strides of a value's edge).
+    assert!(across * 10 >= tiles * 9, "{across} of {tiles} tile starts co-ranked across ties");
+    // Their searches share their probes: a small fraction of the keys that bisecting between the
+    // same bounds reads, mostly at positions of its own.
+    assert!(probed.len() * 8 < bisected.len(), "{} keys probed, {} bisected", probed.len(), bisected.len());
 }
 
 #[test]

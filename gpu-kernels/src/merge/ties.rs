@@ -1,0 +1,96 @@
+//! Beyond the book: the partition's co-rank where one run's keys are all ties. With few
+//! distinct keys (16 values, say, each millions of keys long in both runs) most tile starts fall
+//! inside a run of equivalent keys, and the co-rank search between the samples' bounds
+//! ([`co_rank_bounds_from_samples`](super::co_rank_bounds_from_samples)) spends its
+//! `log2(2S)` dependent probes on keys that all compare the same: one run's probes answer
+//! nothing, the other's fall at positions no other tile probes, and each is a DRAM sector of
+//! its own (on an H200, `ncu`, `i32` 2^27 + 2^27: the partition of few-unique keys 23.7 µs and
+//! 986 k L2 sectors against all-equal keys' 12.5 µs and 146 k, docs/merge-h200.md).
+//!
+//! Where the samples either side of one run's probes are equivalent, every key between them is
+//! (the runs are sorted), and the co-rank is set by the other run alone: by where that key's
+//! ties begin there (for A's ties `v`: B's keys before `v`) or end (for B's ties `w`: A's keys
+//! no later than `w`), clamped to the bounds. That edge is the same for every tile start inside
+//! the ties, and [`climb_aligned`] probes only positions that are multiples of its step, so the
+//! searches of all those tiles probe the same keys: the first tile's probes reach DRAM, the
+//! others' hit in the caches. The result is the co-rank exactly, whatever the keys.
+
+use super::keys::{KeyReader, MergeKey};
+use super::order::KeyOrder;
+use super::samples::PartitionSamples;
+use super::sequential::{climb, highest_bit};
+
+/// The last `x` of `[low, high]` that `reaches` (which holds at `low` without a probe, then up
+/// to some point and not after), by [`climb`] from the bits `low` and `high` share: at the step
+/// `s`, `x` is the answer rounded down to a multiple of `2s` and the probe is `x + s`, so a probe
+/// depends on the answer alone, and searches whose intervals differ but whose answer is the
+/// same probe the same keys (those inside their own interval).
+#[inline(always)]
+pub fn climb_aligned(low: usize, high: usize, reaches: impl FnMut(usize) -> bool) -> usize {
+    if low == high {
+        return low;
+    }
+    let top = highest_bit(low ^ high);
+    climb(low & !(2 * top - 1), top, (low, high), reaches)
+}
+
+/// The co-rank of `k` when it lies in `[low, high]` (the samples' bounds) and one
+/// run's keys that its search would probe (A's `low .. high`, B's `k - high .. k - low`) lie
+/// between two equivalent samples of that run; `None` when neither run's do.
+///
+/// # Safety
+/// `samples` are those of `a` (`m` keys) and `b` (`n` keys), sorted in the order `O`; the
+/// co-rank of `k` is in `[low, high]`, with `high <= m` and `k - low <= n`.
+#[inline(always)]
+pub unsafe fn co_rank_across_ties<K, O, A, B, SA, SB>(
+    k: usize,
+    (low, high): (usize, usize),
+    (a, m, b, n): (A, usize, B, usize),
+    samples: PartitionSamples<SA, SB>,
+) -> Option<usize>
+where
+    K: MergeKey,
+    O: KeyOrder<K>,
+    A: KeyReader<K>,
+    B: KeyReader<K>,
+    SA: KeyReader<K>,
+    SB: KeyReader<K>,
+{
+    if low == high {
+        return Some(low);
+    }
+    let stride = samples.stride;
+    // A's sample `c` is key `(c + 1)·S - 1`: the last at or before `low`, the first at or after
+    // `high - 1`. B's sample `d` is key `d·S`: the last at or before `k - high`, the first at or
+    // after `k - low - 1`.
+    let (a_first, a_last) = (((low + 1) / stride).wrapping_sub(1), high.div_ceil(stride) - 1);
+    let (b_first, b_last) = ((k - high) / stride, (k - low - 1).div_ceil(stride));
+    let a_sampled = a_first <= a_last && a_last < m / stride;
+    let b_sampled = b_last < n.div_ceil(stride);
+    // All four loads before any test, so that they overlap.
+    // SAFETY: per the caller; every index read is a copied sample.
+    let (a_low, a_high) = if a_sampled {
+        unsafe { (samples.a_ends.load(a_first), samples.a_ends.load(a_last)) }
+    } else {
+        (O::LAST, O::LAST)
+    };
+    let (b_low, b_high) = if b_sampled {
+        unsafe { (samples.b_starts.load(b_first), samples.b_starts.load(b_last)) }
+    } else {
+        (O::LAST, O::LAST)
+    };
+    // SAFETY (both climbs): a probe `y` is in `(k - high, k - low]`, so B's key `y - 1` is in
+    // `[0, n)`; a probe `x` is in `(low, high]`, so A's key `x - 1` is in `[0, m)`.
+    if a_sampled && !O::before(a_low, a_high) {
+        // A's probes all read `v = a_low`: the co-rank reaches `x` while B's key at `k - x` is
+        // not before `v`, so `k - co-rank` is B's count of keys before `v`, clamped.
+        let b_taken = climb_aligned(k - high, k - low, |y| O::before(unsafe { b.load(y - 1) }, a_low));
+        return Some(k - b_taken);
+    }
+    if b_sampled && !O::before(b_low, b_high) {
+        // B's probes all read `w = b_low`: the co-rank reaches `x` while A's key at `x - 1`
+        // goes no later than `w`, so it is A's count of keys no later than `w`, clamped.
+        return Some(climb_aligned(low, high, |x| O::no_later(unsafe { a.load(x - 1) }, b_low)));
+    }
+    None
+}
