@@ -3,9 +3,9 @@
 //! inside a run of equivalent keys, and the co-rank search between the samples' bounds
 //! ([`co_rank_bounds_from_samples`](super::co_rank_bounds_from_samples)) spends its
 //! `log2(2S)` dependent probes on keys that all compare the same: one run's probes answer
-//! nothing, the other's fall at positions no other tile probes, and each is a DRAM sector of
-//! its own (on an H200, `ncu`, `i32` 2^27 + 2^27: the partition of few-unique keys 23.7 µs and
-//! 986 k L2 sectors against all-equal keys' 12.5 µs and 146 k, docs/merge-h200.md).
+//! nothing, the other's fall at positions no other tile probes, and each is an L2 sector and a
+//! DRAM read of its own (on an H200, `ncu`, `i32` 2^27 + 2^27 few-unique: 529 k L2 sectors and
+//! 29.0 MB of DRAM reads for the partition, docs/merge-h200.md).
 //!
 //! Where the samples either side of one run's probes are equivalent, every key between them is
 //! (the runs are sorted), and the co-rank is set by the other run alone: by where that key's
@@ -14,6 +14,13 @@
 //! the ties, and [`climb_aligned`] probes only positions that are multiples of its step, so the
 //! searches of all those tiles probe the same keys: the first tile's probes reach DRAM, the
 //! others' hit in the caches. The result is the co-rank exactly, whatever the keys.
+//!
+//! Measured (docs/merge-h200.md, 2026-12-04): the partition above reads 247 KB from DRAM in
+//! 29.5 k L2 sectors, yet takes as long (25 µs): it is bound by the latency of its dependent
+//! probes at 0.37 waves, not by their sectors. The merge as a whole, whose blocks overlap the
+//! partition, is 1.0 % faster there (`f64` few-unique, all-equal and uniform keys within
+//! 0.3 %), and 2.8 % (`i32`) and 1.2 % (`f64`) slower at 2^24 + 2^24 few-unique, where the
+//! test's own dependent load of four samples shows.
 
 use super::keys::{KeyReader, MergeKey};
 use super::order::KeyOrder;
