@@ -242,7 +242,7 @@ where
 /// step` whenever `x + step` reaches. A step to `next` is answered without a probe when `next` is
 /// at most `low` (yes) or past `high` (no), so `reaches` is called only inside `(low, high]`.
 #[inline(always)]
-pub(super) fn climb(
+fn climb(
     start: usize,
     mut step: usize,
     (low, high): (usize, usize),

@@ -250,7 +250,12 @@ proptest! {
     }
 
     #[test]
-    fn climb_aligned_probes_depend_on_the_answer_alone(low in 0usize..5000, width in 0usize..3000, at in 0.0f64..=1.0) {
+    fn climb_aligned_probes_depend_on_the_answer_alone(
+        // Also intervals across a high power of two, whose bits differ far above their width.
+        low in prop_oneof![0usize..5000, (1usize << 40) - 3000..(1usize << 40)],
+        width in 0usize..3000,
+        at in 0.0f64..=1.0,
+    ) {
         let high = low + width;
         let answer = low + (width as f64 * at) as usize;
         let mut probes = Vec::new();

@@ -16,29 +16,38 @@
 //! others' hit in the caches. The result is the co-rank exactly, whatever the keys.
 //!
 //! Measured (docs/merge-h200.md, 2026-12-04): the partition above reads 247 KB from DRAM in
-//! 29.5 k L2 sectors, yet takes as long (25 µs): it is bound by the latency of its dependent
-//! probes at 0.37 waves, not by their sectors. The merge as a whole, whose blocks overlap the
-//! partition, is 1.0 % faster there (`f64` few-unique, all-equal and uniform keys within
-//! 0.3 %), and 2.8 % (`i32`) and 1.2 % (`f64`) slower at 2^24 + 2^24 few-unique, where the
-//! test's own dependent load of four samples shows.
+//! 29.5 k L2 sectors, yet takes no less time (25 µs under `ncu`): at 0.37 waves it is bound by
+//! the latency of its dependent loads, and the test adds one (four samples). The merge as a
+//! whole is 1.0 % faster at `i32` 2^27 + 2^27 few-unique (our reading: the partition no longer
+//! takes DRAM from the merge's lead blocks running beside it), within 0.3 % on `f64` few-unique,
+//! all-equal and uniform keys, and 0.7 % (`f64`) to 1.3 % (`i32`) slower at 2^24 + 2^24
+//! few-unique, a partition of 25 blocks, where the extra load shows.
 
 use super::keys::{KeyReader, MergeKey};
 use super::order::KeyOrder;
 use super::samples::PartitionSamples;
-use super::sequential::{climb, highest_bit};
+use super::sequential::highest_bit;
 
 /// The last `x` of `[low, high]` that `reaches` (which holds at `low` without a probe, then up
-/// to some point and not after), by [`climb`] from the bits `low` and `high` share: at the step
-/// `s`, `x` is the answer rounded down to a multiple of `2s` and the probe is `x + s`, so a probe
-/// depends on the answer alone, and searches whose intervals differ but whose answer is the
-/// same probe the same keys (those inside their own interval).
+/// to some point and not after), by probing the position of `(low, high]` with the most
+/// trailing zeros and keeping the half that holds the answer. That position is the answer
+/// rounded down to a multiple of `2s`, plus `s`, for some power of two `s`: a probe depends on
+/// the answer alone, so searches whose intervals differ but whose answer is the same probe the
+/// same keys (those inside their own interval). Every step probes: the highest bit where `low`
+/// and `high` differ falls with each, so there are at most `log2(high - low) + 2` steps,
+/// however the interval sits against the powers of two.
 #[inline(always)]
-pub fn climb_aligned(low: usize, high: usize, reaches: impl FnMut(usize) -> bool) -> usize {
-    if low == high {
-        return low;
+pub fn climb_aligned(mut low: usize, mut high: usize, mut reaches: impl FnMut(usize) -> bool) -> usize {
+    while low < high {
+        // `high` with its bits below the highest one that differs from `low` cleared.
+        let peak = high & !(highest_bit(low ^ high) - 1);
+        if reaches(peak) {
+            low = peak;
+        } else {
+            high = peak - 1;
+        }
     }
-    let top = highest_bit(low ^ high);
-    climb(low & !(2 * top - 1), top, (low, high), reaches)
+    low
 }
 
 /// The co-rank of `k` when it lies in `[low, high]` (the samples' bounds) and one
