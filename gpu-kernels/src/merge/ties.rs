@@ -11,7 +11,7 @@
 //! (the runs are sorted), and the co-rank is set by the other run alone: by where that key's
 //! ties begin there (for A's ties `v`: B's keys before `v`) or end (for B's ties `w`: A's keys
 //! no later than `w`), clamped to the bounds. That edge is the same for every tile start inside
-//! the ties, and [`climb_aligned`] probes only positions that are multiples of its step, so the
+//! the ties, and [`climb_aligned`] probes only positions that the answer sets alone, so the
 //! searches of all those tiles probe the same keys: the first tile's probes reach DRAM, the
 //! others' hit in the caches. The result is the co-rank exactly, whatever the keys.
 //!
