@@ -65,8 +65,8 @@ pub use path::{
 };
 pub use pipelined::{block_tiles, merge_path_pipelined, pipeline_slot};
 pub use samples::{
-    PartitionSamples, co_rank_bounds_from_samples, merge_path_samples, partition_samples, sample_stride,
-    splits_len,
+    PartitionSamples, SampleStride, co_rank_bounds_from_samples, merge_path_samples, partition_samples,
+    sample_stride, splits_len,
 };
 pub use sequential::{
     RankIndex, co_rank, co_rank_by, co_rank_in, co_rank_reaches, merge_sequential, merge_sequential_by,

@@ -22,9 +22,57 @@ use crate::device::thread::grid_thread_x;
 /// The stride `S` of the samples of runs of `m` and `n` keys: the least power of two that
 /// leaves at most [`PARTITION_SAMPLES`] samples of either run.
 #[inline(always)]
-pub const fn sample_stride(m: usize, n: usize) -> usize {
+pub const fn sample_stride(m: usize, n: usize) -> SampleStride {
     let longer = if m > n { m } else { n };
-    longer.div_ceil(PARTITION_SAMPLES).next_power_of_two()
+    SampleStride::from_log2(longer.div_ceil(PARTITION_SAMPLES).next_power_of_two().trailing_zeros())
+}
+
+/// The samples' stride `S`, a power of two, so that the partition's divisions by it, on each
+/// search's dependent chain, are shifts and masks. The GPU has no integer divide: ptxas makes a
+/// `div.u64` by a value known only at run time some twenty instructions through the reciprocal
+/// of the special-function unit when both values fit 32 bits, else a call of a 140-instruction
+/// routine (sm_90; the partition held ten such divisions before this type).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SampleStride {
+    log2: u32,
+}
+
+impl SampleStride {
+    /// `S = 2^log2`.
+    #[inline(always)]
+    pub const fn from_log2(log2: u32) -> Self {
+        Self { log2 }
+    }
+
+    /// `S`.
+    #[inline(always)]
+    pub const fn get(self) -> usize {
+        1 << self.log2
+    }
+
+    /// `⌊x / S⌋`.
+    #[inline(always)]
+    pub const fn div(self, x: usize) -> usize {
+        x >> self.log2
+    }
+
+    /// `⌈x / S⌉`.
+    #[inline(always)]
+    pub const fn div_ceil(self, x: usize) -> usize {
+        (x >> self.log2) + (self.rem(x) != 0) as usize
+    }
+
+    /// `x mod S`.
+    #[inline(always)]
+    pub const fn rem(self, x: usize) -> usize {
+        x & (self.get() - 1)
+    }
+
+    /// `x · S`.
+    #[inline(always)]
+    pub const fn times(self, x: usize) -> usize {
+        x << self.log2
+    }
 }
 
 /// Whether the partition of runs of `m` and `n` keys searches samples first: when both runs
@@ -47,7 +95,7 @@ pub const fn splits_len(tiles: usize) -> usize {
 /// its steps are `S` or more.
 #[derive(Clone, Copy)]
 pub struct PartitionSamples<SA, SB> {
-    pub stride: usize,
+    pub stride: SampleStride,
     pub a_ends: SA,
     pub b_starts: SB,
 }
@@ -87,11 +135,11 @@ impl<SA, SB> PartitionSamples<SA, SB> {
     {
         // SAFETY: per the caller; (x + 1)·S - 1 < m and x·S < n by the tests.
         unsafe {
-            if x < m / self.stride {
-                self.a_ends.store(x, *a.add((x + 1) * self.stride - 1));
+            if x < self.stride.div(m) {
+                self.a_ends.store(x, *a.add(self.stride.times(x + 1) - 1));
             }
-            if x < n.div_ceil(self.stride) {
-                self.b_starts.store(x, *b.add(x * self.stride));
+            if x < self.stride.div_ceil(n) {
+                self.b_starts.store(x, *b.add(self.stride.times(x)));
             }
         }
     }
@@ -122,21 +170,22 @@ where
     SB: KeyReader<K>,
 {
     let stride = samples.stride;
-    let k0 = k - k % stride;
+    let k0 = k - stride.rem(k);
     let (i_low, i_high) = (k0.saturating_sub(n), k0.min(m));
     // SAFETY: a step to `x·S` probes only when i_low < x·S <= i_high, and then reads A's sample
     // x - 1 (x·S <= m, so x - 1 < ⌊m / S⌋) and B's sample k0 / S - x (k0 - x·S < n, so it is
     // below ⌈n / S⌉): both copied.
     let i = unsafe {
         climb_to_co_rank::<K, O, SA, SB>(
-            k0 / stride,
+            stride.div(k0),
             samples.a_ends,
             samples.b_starts,
             0,
-            (i_low / stride, i_high / stride),
+            (stride.div(i_low), stride.div(i_high)),
         )
-    } * stride;
-    (i.max(k.saturating_sub(n)), (i + stride - 1 + (k - k0)).min(k).min(m))
+    };
+    let i = stride.times(i);
+    (i.max(k.saturating_sub(n)), (i + stride.get() - 1 + (k - k0)).min(k).min(m))
 }
 
 /// The sample kernel of merge path, launched before the partition on merges where

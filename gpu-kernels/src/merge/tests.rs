@@ -214,8 +214,20 @@ proptest! {
     }
 
     #[test]
+    fn the_sample_stride_divides_as_division_does(x in 0usize..1 << 40, log2 in 0u32..24, m in 1usize..1 << 30, n in 1usize..1 << 30) {
+        let (stride, s) = (SampleStride::from_log2(log2), 1usize << log2);
+        prop_assert_eq!(stride.get(), s);
+        prop_assert_eq!((stride.div(x), stride.div_ceil(x), stride.rem(x)), (x / s, x.div_ceil(s), x % s));
+        prop_assert_eq!(stride.times(x >> log2), x - x % s);
+        // The least power of two that leaves at most PARTITION_SAMPLES samples of either run.
+        let least = sample_stride(m, n).get();
+        prop_assert!(least.is_power_of_two() && m.max(n).div_ceil(least) <= PARTITION_SAMPLES);
+        prop_assert!(least == 1 || m.max(n).div_ceil(least / 2) > PARTITION_SAMPLES);
+    }
+
+    #[test]
     fn samples_bound_the_co_rank_within_two_strides((a, b) in inputs(300), stride_bits in 0u32..7) {
-        let stride = 1 << stride_bits;
+        let stride = SampleStride::from_log2(stride_bits);
         let (a_ends, b_starts) = simulate_samples(&a, &b, stride);
         let samples = PartitionSamples { stride, a_ends: Checked(&a_ends), b_starts: Checked(&b_starts) };
         for k in 0..=a.len() + b.len() {
@@ -226,13 +238,13 @@ proptest! {
             };
             let i = co_rank(k, &a, &b);
             prop_assert!(low <= i && i <= high, "k {}: co-rank {} outside [{}, {}]", k, i, low, high);
-            prop_assert!(high - low < 2 * stride, "k {}: [{}, {}] wider than two strides", k, low, high);
+            prop_assert!(high - low < 2 * stride.get(), "k {}: [{}, {}] wider than two strides", k, low, high);
         }
     }
 
     #[test]
     fn co_rank_across_ties_is_the_co_rank((a, b) in inputs(300), stride_bits in 0u32..7) {
-        let stride = 1 << stride_bits;
+        let stride = SampleStride::from_log2(stride_bits);
         let (a_ends, b_starts) = simulate_samples(&a, &b, stride);
         let samples = PartitionSamples { stride, a_ends: Checked(&a_ends), b_starts: Checked(&b_starts) };
         let runs = (Checked(&a), a.len(), Checked(&b), b.len());
@@ -280,7 +292,7 @@ proptest! {
         group in 1u32..=32,
         stride_bits in proptest::option::of(0u32..7),
     ) {
-        let stride = stride_bits.map(|bits| 1 << bits);
+        let stride = stride_bits.map(SampleStride::from_log2);
         let splits = simulate_partition_with::<_, Ascending>(&a, &b, tile_size, group, stride);
         let total = a.len() + b.len();
         prop_assert_eq!(splits.len(), total.div_ceil(tile_size) + 1);
@@ -682,7 +694,7 @@ fn simulate_partition<K: Exact, O: KeyOrder<K>>(a: &[K], b: &[K], tile_size: usi
 /// The sample kernel's threads at `stride`, each in turn (into poisoned buffers of
 /// `PARTITION_SAMPLES` keys), and the samples trimmed to those there are, so that a search
 /// reading past them panics.
-fn simulate_samples<K: Exact>(a: &[K], b: &[K], stride: usize) -> (Vec<K>, Vec<K>) {
+fn simulate_samples<K: Exact>(a: &[K], b: &[K], stride: SampleStride) -> (Vec<K>, Vec<K>) {
     let (m, n) = (a.len(), b.len());
     let mut a_ends = vec![K::POISON; PARTITION_SAMPLES.max(m)];
     let mut b_starts = vec![K::POISON; PARTITION_SAMPLES.max(n)];
@@ -691,7 +703,7 @@ fn simulate_samples<K: Exact>(a: &[K], b: &[K], stride: usize) -> (Vec<K>, Vec<K
         // SAFETY: the inputs hold m and n keys; the buffers hold every sample at `stride`.
         unsafe { samples.copy(x, (a.as_ptr(), m, b.as_ptr(), n)) };
     }
-    let (a_count, b_count) = (m / stride, n.div_ceil(stride));
+    let (a_count, b_count) = (m / stride.get(), n.div_ceil(stride.get()));
     assert!(a_ends[a_count..].iter().chain(&b_starts[b_count..]).all(|k| k.exact() == K::POISON.exact()));
     a_ends.truncate(a_count);
     b_starts.truncate(b_count);
@@ -706,7 +718,7 @@ fn simulate_partition_with<K: Exact, O: KeyOrder<K>>(
     b: &[K],
     tile_size: usize,
     group: u32,
-    stride: Option<usize>,
+    stride: Option<SampleStride>,
 ) -> Vec<usize> {
     let inputs = (a.as_ptr(), a.len(), b.as_ptr(), b.len());
     let tiles = (a.len() + b.len()).div_ceil(tile_size);
@@ -798,7 +810,7 @@ fn few_unique_keys_are_co_ranked_across_their_ties_by_probes_the_tiles_share() {
     // tiles of an odd size, samples every 64 keys.
     let few = |len: usize, run: usize| (0..len).map(move |x| (x / run) as u32).collect::<Vec<_>>();
     let (a, b) = (few(16 * 2000, 2000), few(16 * 1500, 1500));
-    let (tile_size, stride) = (97, 64);
+    let (tile_size, stride) = (97, SampleStride::from_log2(6));
     let (a_ends, b_starts) = simulate_samples(&a, &b, stride);
     let samples = PartitionSamples { stride, a_ends: Checked(&a_ends), b_starts: Checked(&b_starts) };
     let total = a.len() + b.len();
