@@ -214,7 +214,12 @@ proptest! {
     }
 
     #[test]
-    fn the_sample_stride_divides_as_division_does(x in 0usize..1 << 40, log2 in 0u32..24, m in 1usize..1 << 30, n in 1usize..1 << 30) {
+    fn the_sample_stride_divides_as_division_does(
+        x in 0usize..1 << 40,
+        log2 in 0u32..24,
+        m in 1usize..1 << 30,
+        n in 1usize..1 << 30,
+    ) {
         let (stride, s) = (SampleStride::from_log2(log2), 1usize << log2);
         prop_assert_eq!(stride.get(), s);
         prop_assert_eq!((stride.div(x), stride.div_ceil(x), stride.rem(x)), (x / s, x.div_ceil(s), x % s));
