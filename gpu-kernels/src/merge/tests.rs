@@ -214,17 +214,18 @@ proptest! {
     }
 
     #[test]
-    fn the_sample_stride_divides_as_division_does(
-        x in 0usize..1 << 40,
-        log2 in 0u32..24,
-        m in 1usize..1 << 30,
-        n in 1usize..1 << 30,
-    ) {
+    fn the_sample_stride_divides_as_division_does(x in 0usize..1 << 40, log2 in 0u32..24) {
         let (stride, s) = (SampleStride::from_log2(log2), 1usize << log2);
         prop_assert_eq!(stride.get(), s);
         prop_assert_eq!((stride.div(x), stride.div_ceil(x), stride.rem(x)), (x / s, x.div_ceil(s), x % s));
         prop_assert_eq!(stride.times(x >> log2), x - x % s);
-        // The least power of two that leaves at most PARTITION_SAMPLES samples of either run.
+    }
+
+    #[test]
+    fn the_sample_stride_is_the_least_power_of_two_within_the_samples(
+        m in 1usize..1 << 30,
+        n in 1usize..1 << 30,
+    ) {
         let least = sample_stride(m, n).get();
         prop_assert!(least.is_power_of_two() && m.max(n).div_ceil(least) <= PARTITION_SAMPLES);
         prop_assert!(least == 1 || m.max(n).div_ceil(least / 2) > PARTITION_SAMPLES);
