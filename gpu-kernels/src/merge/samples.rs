@@ -73,6 +73,13 @@ impl SampleStride {
     pub const fn times(self, x: usize) -> usize {
         x << self.log2
     }
+
+    /// How many samples runs of `m` and `n` keys have at this stride: A's sample `c` is its key
+    /// `(c + 1)·S - 1`, so `⌊m / S⌋` of them; B's sample `d` is its key `d·S`, so `⌈n / S⌉`.
+    #[inline(always)]
+    pub const fn counts(self, m: usize, n: usize) -> (usize, usize) {
+        (self.div(m), self.div_ceil(n))
+    }
 }
 
 /// Whether the partition of runs of `m` and `n` keys searches samples first: when both runs
@@ -133,12 +140,13 @@ impl<SA, SB> PartitionSamples<SA, SB> {
         SA: KeyWriter<K>,
         SB: KeyWriter<K>,
     {
+        let (a_count, b_count) = self.stride.counts(m, n);
         // SAFETY: per the caller; (x + 1)·S - 1 < m and x·S < n by the tests.
         unsafe {
-            if x < self.stride.div(m) {
+            if x < a_count {
                 self.a_ends.store(x, *a.add(self.stride.times(x + 1) - 1));
             }
-            if x < self.stride.div_ceil(n) {
+            if x < b_count {
                 self.b_starts.store(x, *b.add(self.stride.times(x)));
             }
         }

@@ -219,6 +219,7 @@ proptest! {
         prop_assert_eq!(stride.get(), s);
         prop_assert_eq!((stride.div(x), stride.div_ceil(x), stride.rem(x)), (x / s, x.div_ceil(s), x % s));
         prop_assert_eq!(stride.times(x >> log2), x - x % s);
+        prop_assert_eq!(stride.counts(x, x + 1), (x / s, (x + 1).div_ceil(s)));
     }
 
     #[test]

@@ -84,8 +84,9 @@ where
     // after `k - low - 1`.
     let (a_first, a_last) = (stride.div(low + 1).wrapping_sub(1), stride.div_ceil(high) - 1);
     let (b_first, b_last) = (stride.div(k - high), stride.div_ceil(k - low - 1));
-    let a_sampled = a_first <= a_last && a_last < stride.div(m);
-    let b_sampled = b_last < stride.div_ceil(n);
+    let (a_count, b_count) = stride.counts(m, n);
+    let a_sampled = a_first <= a_last && a_last < a_count;
+    let b_sampled = b_last < b_count;
     // All four loads before any test, so that they overlap.
     // SAFETY: per the caller; every index read is a copied sample.
     let (a_low, a_high) = if a_sampled {
