@@ -178,7 +178,8 @@ where
     SB: KeyReader<K>,
 {
     let stride = samples.stride;
-    let k0 = k - stride.rem(k);
+    let past_k0 = stride.rem(k);
+    let k0 = k - past_k0;
     let (i_low, i_high) = (k0.saturating_sub(n), k0.min(m));
     // SAFETY: a step to `x·S` probes only when i_low < x·S <= i_high, and then reads A's sample
     // x - 1 (x·S <= m, so x - 1 < ⌊m / S⌋) and B's sample k0 / S - x (k0 - x·S < n, so it is
@@ -193,7 +194,7 @@ where
         )
     };
     let i = stride.times(i);
-    (i.max(k.saturating_sub(n)), (i + stride.get() - 1 + (k - k0)).min(k).min(m))
+    (i.max(k.saturating_sub(n)), (i + stride.get() - 1 + past_k0).min(k).min(m))
 }
 
 /// The sample kernel of merge path, launched before the partition on merges where
