@@ -1,6 +1,7 @@
 //! The GPU context: one device, one stream, and the kernels' PTX module loaded once.
 
 use std::collections::HashMap;
+use std::marker::PhantomData;
 use std::sync::{Arc, Mutex};
 
 use cudarc::driver::sys::{self, CUdevice_attribute, CUfunction_attribute};
@@ -70,6 +71,10 @@ pub struct GpuInfo {
     /// The architecture of the kernels' build that was loaded ([`PTX_ARCH`] or
     /// [`HOPPER_ARCH`]).
     pub ptx_arch: &'static str,
+    /// Whether launches may group blocks into thread-block clusters
+    /// ([`LaunchAttributes::cluster_y`]): compute capability 9.0 and up, with a driver for CUDA
+    /// 12.0 or later.
+    pub clusters: bool,
 }
 
 /// One GPU with the kernels' module loaded, and the stream all work runs on.
@@ -104,26 +109,60 @@ fn open_context(ordinal: usize) -> Result<Arc<CudaContext>> {
     CudaContext::new(ordinal).context(|| format!("creating a context on GPU {ordinal}"))
 }
 
-/// A kernel's parameters as the driver takes them, one 8-byte word each (device pointers and
-/// 64-bit counts), for a launch that may overlap the kernel ahead of it on the stream
-/// ([`launch`](Self::launch)). It holds cudarc's guards of the buffers (which order them on the
-/// stream) until it is dropped, after its launches.
-pub struct KernelWords<'a> {
+/// A kernel's parameters as the driver takes them: 8-byte words (device pointers and 64-bit
+/// counts) and values passed by value ([`value`](Self::value)), for a launch with
+/// [`LaunchAttributes`] ([`launch`](Self::launch)). It holds cudarc's guards of the buffers (which
+/// order them on the stream) until it is dropped, after its launches.
+pub struct KernelArgs<'a> {
     stream: &'a CudaStream,
-    words: Vec<u64>,
+    params: Vec<Param<'a>>,
     _guards: Vec<SyncOnDrop<'a>>,
 }
 
-impl<'a> KernelWords<'a> {
+/// One kernel parameter of [`KernelArgs`].
+enum Param<'a> {
+    /// A device pointer or a 64-bit count.
+    Word(u64),
+    /// A value the caller holds (a `DeviceRepr`), borrowed for `'a` by
+    /// [`value`](KernelArgs::value).
+    Value(*const std::ffi::c_void, PhantomData<&'a ()>),
+}
+
+/// How a kernel is launched beyond its blocks ([`KernelArgs::launch`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LaunchAttributes {
+    /// Allowed to start while the kernel ahead of it on the stream finishes (programmatic
+    /// dependent launch, compute capability 9.0 and up, the Hopper build: see
+    /// [`Gpu::overlaps_dependent_launches`]), so the kernel must wait
+    /// (`gpu_kernels::device::grid_dependency::wait`) before it reads what the kernel ahead
+    /// writes.
+    pub overlap: bool,
+    /// Blocks launched together as one thread-block cluster, consecutive along the grid's y
+    /// (`blockIdx.y`), which compute capability 9.0 runs at once on one GPC ([`GpuInfo::clusters`]);
+    /// it divides the grid's y. 1: no cluster.
+    pub cluster_y: u32,
+}
+
+impl LaunchAttributes {
+    /// A launch with neither: `cuLaunchKernel`, any driver.
+    pub const PLAIN: Self = Self { overlap: false, cluster_y: 1 };
+
+    /// [`PLAIN`](Self::PLAIN), allowed to overlap the kernel ahead if `overlap`.
+    pub const fn overlapping(overlap: bool) -> Self {
+        Self { overlap, ..Self::PLAIN }
+    }
+}
+
+impl<'a> KernelArgs<'a> {
     /// No parameters yet, for launches on `stream`.
     pub fn new(stream: &'a CudaStream) -> Self {
-        Self { stream, words: Vec::new(), _guards: Vec::new() }
+        Self { stream, params: Vec::new(), _guards: Vec::new() }
     }
 
     /// Then a buffer the kernel reads.
     pub fn read<T>(mut self, buffer: &'a CudaSlice<T>) -> Self {
         let (pointer, guard) = buffer.device_ptr(self.stream);
-        self.words.push(pointer);
+        self.params.push(Param::Word(pointer));
         self._guards.push(guard);
         self
     }
@@ -131,42 +170,48 @@ impl<'a> KernelWords<'a> {
     /// Then a buffer the kernel writes.
     pub fn write<T>(mut self, buffer: &'a mut CudaSlice<T>) -> Self {
         let (pointer, guard) = buffer.device_ptr_mut(self.stream);
-        self.words.push(pointer);
+        self.params.push(Param::Word(pointer));
         self._guards.push(guard);
         self
     }
 
     /// Then a 64-bit count.
     pub fn count(mut self, count: u64) -> Self {
-        self.words.push(count);
+        self.params.push(Param::Word(count));
         self
     }
 
-    /// Launches `function` with these parameters and `config`; with `overlap`, allowed to start
-    /// while the kernel ahead of it on the stream finishes (programmatic dependent launch,
-    /// compute capability 9.0 and up, the Hopper build: see
-    /// [`Gpu::overlaps_dependent_launches`]), so the kernel must wait
-    /// (`gpu_kernels::device::grid_dependency::wait`) before it reads what the kernel ahead
-    /// writes.
+    /// Then a value passed by value, e.g. `&ByValue(grid)`.
+    pub fn value<T: DeviceRepr>(mut self, value: &'a T) -> Self {
+        self.params.push(Param::Value((value as *const T).cast(), PhantomData));
+        self
+    }
+
+    /// Launches `function` with these parameters, `config` and `attributes`.
     ///
     /// # Safety
-    /// As a kernel launch: the words are the kernel's parameters in order; the buffers hold
-    /// what the kernel reads and have room for what it writes.
+    /// As a kernel launch: the parameters are the kernel's in order; the buffers hold what the
+    /// kernel reads and have room for what it writes; a cluster divides the grid's y.
     pub unsafe fn launch(
         &self,
         function: &CudaFunction,
         config: LaunchConfig,
-        overlap: bool,
+        attributes: LaunchAttributes,
     ) -> std::result::Result<(), cudarc::driver::DriverError> {
-        let mut params: Vec<*mut std::ffi::c_void> =
-            self.words.iter().map(|word| (word as *const u64).cast_mut().cast()).collect();
+        let mut params: Vec<*mut std::ffi::c_void> = self
+            .params
+            .iter()
+            .map(|param| match param {
+                Param::Word(word) => (word as *const u64).cast_mut().cast(),
+                Param::Value(bytes, _) => bytes.cast_mut(),
+            })
+            .collect();
         let LaunchConfig { grid_dim: (gx, gy, gz), block_dim: (bx, by, bz), shared_mem_bytes } = config;
         let (function, stream) = (function.cu_function(), self.stream.cu_stream());
         self.stream.context().bind_to_thread()?;
-        if !overlap {
+        if attributes == LaunchAttributes::PLAIN {
             // The plain launch (any driver: `cuLaunchKernelEx` needs CUDA 11.8).
-            // SAFETY: per the caller; the parameters' words live through the call, which
-            // copies them.
+            // SAFETY: per the caller; the parameters live through the call, which copies them.
             return unsafe {
                 sys::cuLaunchKernel(
                     function,
@@ -184,11 +229,7 @@ impl<'a> KernelWords<'a> {
             }
             .result();
         }
-        let mut attribute = sys::CUlaunchAttribute {
-            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
-            pad: [0; 4],
-            value: sys::CUlaunchAttributeValue { programmaticStreamSerializationAllowed: 1 },
-        };
+        let mut attrs = launch_attributes(attributes);
         let launch = sys::CUlaunchConfig {
             gridDimX: gx,
             gridDimY: gy,
@@ -198,13 +239,41 @@ impl<'a> KernelWords<'a> {
             blockDimZ: bz,
             sharedMemBytes: shared_mem_bytes,
             hStream: stream,
-            attrs: &mut attribute,
-            numAttrs: 1,
+            attrs: attrs.as_mut_ptr(),
+            numAttrs: attrs.len() as u32,
         };
-        // SAFETY: per the caller; the configuration, its attribute and the parameters' words
-        // live through the call, which copies them.
+        // SAFETY: per the caller; the configuration, its attributes and the parameters live
+        // through the call, which copies them.
         unsafe { sys::cuLaunchKernelEx(&launch, function, params.as_mut_ptr(), std::ptr::null_mut()) }
             .result()
+    }
+}
+
+/// The driver's launch attributes for `attributes`: programmatic stream serialization if it
+/// overlaps, a cluster dimension if it has a cluster.
+fn launch_attributes(attributes: LaunchAttributes) -> Vec<sys::CUlaunchAttribute> {
+    let mut attrs = Vec::with_capacity(2);
+    if attributes.overlap {
+        attrs.push(sys::CUlaunchAttribute {
+            id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+            pad: [0; 4],
+            value: sys::CUlaunchAttributeValue { programmaticStreamSerializationAllowed: 1 },
+        });
+    }
+    if attributes.cluster_y > 1 {
+        attrs.push(cluster_attribute(attributes.cluster_y));
+    }
+    attrs
+}
+
+/// The launch attribute of a cluster of `blocks` along y.
+fn cluster_attribute(blocks: u32) -> sys::CUlaunchAttribute {
+    sys::CUlaunchAttribute {
+        id: sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION,
+        pad: [0; 4],
+        value: sys::CUlaunchAttributeValue {
+            clusterDim: sys::CUlaunchAttributeValue_union__bindgen_ty_1 { x: 1, y: blocks, z: 1 },
+        },
     }
 }
 
@@ -273,12 +342,13 @@ impl Gpu {
             total_memory: ctx.total_mem().context(|| "reading the memory size".into())?,
             driver_cuda_version: (driver_version / 1000, driver_version % 1000 / 10),
             ptx_arch,
+            clusters: compute_capability.0 >= 9 && driver_version >= 12000,
         };
         Ok(Self { info, ctx, stream, module, functions: Mutex::new(HashMap::new()) })
     }
 
     /// Whether a kernel that reads what the kernel ahead of it wrote may be launched to overlap
-    /// that kernel's end ([`KernelWords::launch`]): true with the Hopper build of the kernels,
+    /// that kernel's end ([`KernelArgs::launch`]): true with the Hopper build of the kernels,
     /// whose readers wait for the kernel ahead (`griddepcontrol.wait`); the portable build has
     /// no such wait.
     pub fn overlaps_dependent_launches(&self) -> bool {
@@ -370,6 +440,51 @@ impl Gpu {
             .occupancy_max_active_blocks_per_multiprocessor(block_threads, shared_mem_bytes, None)
             .context(|| format!("asking how many blocks of {block_threads} threads fit on an SM"))?;
         Ok((per_sm as usize * self.info.multiprocessors.max(1) as usize).max(1))
+    }
+
+    /// As [`resident_blocks`](Self::resident_blocks), for a launch in clusters of `cluster`
+    /// blocks along y ([`LaunchAttributes::cluster_y`]): the clusters that run at once
+    /// (`cuOccupancyMaxActiveClusters`; a cluster's blocks share one GPC), times their blocks.
+    /// `cluster` 1 is [`resident_blocks`](Self::resident_blocks). [`Error::BadShape`] if no
+    /// cluster of that size fits on one GPC.
+    pub fn resident_blocks_in_clusters(
+        &self,
+        function: &CudaFunction,
+        block_threads: u32,
+        shared_mem_bytes: usize,
+        cluster: u32,
+    ) -> Result<usize> {
+        if cluster <= 1 {
+            return self.resident_blocks(function, block_threads, shared_mem_bytes);
+        }
+        self.ctx.bind_to_thread().context(|| "binding the CUDA context to this thread".into())?;
+        let mut attribute = cluster_attribute(cluster);
+        let config = sys::CUlaunchConfig {
+            gridDimX: 1,
+            gridDimY: cluster,
+            gridDimZ: 1,
+            blockDimX: block_threads,
+            blockDimY: 1,
+            blockDimZ: 1,
+            sharedMemBytes: shared_mem_bytes as u32,
+            hStream: self.stream.cu_stream(),
+            attrs: &mut attribute,
+            numAttrs: 1,
+        };
+        let mut clusters = 0;
+        // SAFETY: writes one int; the configuration and its attribute live through the call.
+        unsafe { sys::cuOccupancyMaxActiveClusters(&mut clusters, function.cu_function(), &config) }
+            .result()
+            .context(|| {
+                format!("asking how many clusters of {cluster} blocks of {block_threads} threads fit")
+            })?;
+        if clusters <= 0 {
+            return Err(Error::BadShape(format!(
+                "no cluster of {cluster} blocks of {block_threads} threads ({shared_mem_bytes} bytes of shared \
+                 memory each) fits on one GPC of this GPU; give a smaller cluster"
+            )));
+        }
+        Ok(clusters as usize * cluster as usize)
     }
 
     /// Loads another PTX module into this GPU's context, e.g. CUDA C++ compiled with NVRTC.

@@ -34,7 +34,7 @@ use rayon::prelude::*;
 use super::problem::PathPartition;
 use super::{HostKey, MergeProblem, path};
 use crate::error::CudaContext as _;
-use crate::gpu::KernelWords;
+use crate::gpu::{KernelArgs, LaunchAttributes};
 use crate::preflight::{self, MergeNeed};
 use crate::{Error, Gpu, Result};
 
@@ -297,7 +297,7 @@ impl<'g, K: HostKey, V: MergeValue> MergeByKeyProblem<'g, K, V> {
         let (a_values, b_values, c_values) = (&self.a_values, &self.b_values, &mut self.c_values);
         let timed = self.keys.time_launches(&label, |stream, (a, m, b, n, c)| {
             partition.launch(stream, (a, m, b, n), tile_size, &mut splits, &label)?;
-            let words = KernelWords::new(stream)
+            let words = KernelArgs::new(stream)
                 .read(a)
                 .read(a_values)
                 .count(*m)
@@ -314,7 +314,7 @@ impl<'g, K: HostKey, V: MergeValue> MergeByKeyProblem<'g, K, V> {
             // overlapping it, the merge's blocks wait for it, `grid_dependency::wait` in
             // `block_tile`, before they read them); one block of B threads per tile, with the
             // shape's shared memory (opted in above past 48 KiB).
-            unsafe { words.launch(&merge, config, overlap) }
+            unsafe { words.launch(&merge, config, LaunchAttributes::overlapping(overlap)) }
                 .context(|| format!("launching the {label} merge"))
         });
         self.keys.put_splits(splits);

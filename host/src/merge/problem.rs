@@ -9,7 +9,7 @@ use gpu_kernels::merge::{Ascending, KeyOrder, partition_samples, splits_len};
 use super::validate::check_sorted_in;
 use super::{HostKey, MergePlan, MergeVariant, path};
 use crate::error::CudaContext as _;
-use crate::gpu::KernelWords;
+use crate::gpu::{KernelArgs, LaunchAttributes};
 use crate::preflight::{self, MergeNeed};
 use crate::{Error, Gpu, Result};
 
@@ -173,14 +173,14 @@ impl<'g, K: HostKey> MergeProblem<'g, K> {
         let overlap = self.gpu.overlaps_dependent_launches() && !shape.pipelined;
         let timed = self.time_launches(&label, |stream, (a, m, b, n, c)| {
             partition.launch(stream, (a, m, b, n), tile_size, &mut splits, &label)?;
-            let words = KernelWords::new(stream).read(a).count(*m).read(b).count(*n).write(c).read(&splits);
+            let words = KernelArgs::new(stream).read(a).count(*m).read(b).count(*n).write(c).read(&splits);
             // SAFETY: `merge_path_[pipelined_]b<B>_i<I>_<t>(a, m, b, n, c, splits)`: the
             // partition above, on the same stream, wrote the splits of this tile size (when
             // overlapping it, the merge's blocks wait for it, `grid_dependency::wait` in
             // `block_tile`, before they read them); blocks of B threads, one per tile (or,
             // pipelined, no more than the tiles), with the shape's shared memory (opted in above
             // past 48 KiB).
-            unsafe { words.launch(&merge, config, overlap) }
+            unsafe { words.launch(&merge, config, LaunchAttributes::overlapping(overlap)) }
                 .context(|| format!("launching the {label} merge"))
         });
         self.put_splits(splits);
@@ -376,12 +376,12 @@ impl PathPartition {
         let tiles = (*m + *n).div_ceil(tile_size) as usize;
         let sampled = partition_samples(*m as usize, *n as usize);
         let words =
-            KernelWords::new(stream).read(a).count(*m).read(b).count(*n).count(tile_size).write(splits);
+            KernelArgs::new(stream).read(a).count(*m).read(b).count(*n).count(tile_size).write(splits);
         if sampled {
             // SAFETY: `merge_path_samples_<t>(a, m, b, n, tile_size, splits)`: A and B hold m
             // and n keys; `splits` holds `splits_len(tiles)` entries; `samples_config` has
             // `PARTITION_SAMPLES` threads or more.
-            unsafe { words.launch(&self.samples, path::samples_config(), false) }
+            unsafe { words.launch(&self.samples, path::samples_config(), LaunchAttributes::PLAIN) }
                 .context(|| format!("launching the {label} partition's samples"))?;
         }
         // SAFETY: `merge_path_partition_<t>(a, m, b, n, tile_size, splits)`: A and B hold m and
@@ -390,7 +390,13 @@ impl PathPartition {
         // is sampled, the sample kernel above, on the same stream, writes the samples into
         // `splits` (when overlapping it, the partition's threads wait for it,
         // `grid_dependency::wait`, before they read them).
-        unsafe { words.launch(&self.partition, path::partition_config(tiles), sampled && self.overlap) }
-            .context(|| format!("launching the {label} partition"))
+        unsafe {
+            words.launch(
+                &self.partition,
+                path::partition_config(tiles),
+                LaunchAttributes::overlapping(sampled && self.overlap),
+            )
+        }
+        .context(|| format!("launching the {label} partition"))
     }
 }
