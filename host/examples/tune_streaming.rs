@@ -13,12 +13,13 @@
 //! With `--steps N` each timed run is a run of `N` steps (as the library runs them: every other
 //! step walks back through the planes the step before kept in L2) against `N` copies, reported
 //! per step: long enough runs show the sustained pace, which on a GPU held by its power cap can
-//! rank the shapes differently from one step.
+//! rank the shapes differently from one step. With `--clusters 1,8` each shape is also timed in
+//! thread-block clusters of 8 blocks (`StreamingShape::cluster`; Hopper and later).
 
 use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
-use gpu_kernels::stencil::tiles::{IN_WAVES, StreamAxis, StreamingShape};
+use gpu_kernels::stencil::tiles::{IN_WAVES, MAX_CLUSTER, NO_CLUSTER, StreamAxis, StreamingShape};
 use gpu_kernels::stencil::{Coeffs, Grid3};
 use host::report::{Table, gpu_line, report_error};
 use host::stencil::{StencilProblem, parse_grid, reference_steps, streaming};
@@ -52,6 +53,11 @@ struct Args {
     /// Axes walked (comma-separated `z`, `y`): along y, blocks tile the x–z cross-section.
     #[arg(long, value_delimiter = ',', default_value = "z,y", value_parser = parse_axis)]
     axes: Vec<StreamAxis>,
+    /// Thread-block clusters tried with every shape (comma-separated blocks per cluster, 1: none,
+    /// up to 8), consecutive along the launch's rows of tiles; a launch takes the largest size up
+    /// to the one asked that divides its rows, and the table names the size it took.
+    #[arg(long, value_delimiter = ',', default_value = "1", value_parser = clap::value_parser!(u32).range(i64::from(NO_CLUSTER)..=i64::from(MAX_CLUSTER)))]
+    clusters: Vec<u32>,
     /// Timed runs per shape (median reported).
     #[arg(long, default_value_t = 10)]
     repeat: usize,
@@ -132,8 +138,11 @@ fn tune<T: Element>(gpu: &Gpu, args: &Args) -> Result<bool> {
     }
     for kernel in kernels {
         for &block in blocks {
-            for (&planes, &axis) in args.planes.iter().flat_map(|p| args.axes.iter().map(move |a| (p, a))) {
-                let shape = StreamingShape { kernel, block, planes, axis };
+            let launches = args.planes.iter().flat_map(|&planes| {
+                args.axes.iter().flat_map(move |&axis| args.clusters.iter().map(move |&c| (planes, axis, c)))
+            });
+            for (planes, axis, cluster) in launches {
+                let shape = StreamingShape { kernel, block, planes, axis, cluster };
                 if streaming::launch(shape, args.grid, 0..args.grid.nz, usize::MAX).is_err() {
                     continue;
                 }
@@ -182,7 +191,7 @@ fn tune<T: Element>(gpu: &Gpu, args: &Args) -> Result<bool> {
         table.push(vec![
             (rank + 1).to_string(),
             T::NAME.into(),
-            format!("{}{marker}", streaming::Describe(shape)),
+            format!("{}{marker}", streaming::Describe(shape.with_cluster(occupancy.cluster))),
             format!("{ms:.4}"),
             format!("{:.1}", args.grid.len() as f64 / ms / 1e6),
             format!("{:.1}", 100.0 * copy_ms / ms),

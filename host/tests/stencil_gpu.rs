@@ -188,7 +188,7 @@ fn every_streaming_kernel<T: Element>() {
                 [([32, 4], 1), ([8, 2], 5), ([64, 1], 64), ([32, 4], waves), ([8, 2], waves)]
             {
                 for axis in [StreamAxis::Z, StreamAxis::Y] {
-                    let s = StreamingShape { kernel, block, planes, axis };
+                    let s = StreamingShape { kernel, block, planes, axis, cluster: 1 };
                     problem.run_streaming(s, 3).unwrap();
                     let out = problem.output().unwrap();
                     let c = compare(out.as_slice().unwrap(), reference.as_slice().unwrap());

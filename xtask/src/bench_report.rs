@@ -499,7 +499,7 @@ impl Suite {
             ),
             Suite::StencilTiling => Some("Stencil throughput against the tile edge T."),
             Suite::StencilStreaming => Some(
-                "Launch shapes of the streaming kernel: block (threads x×y), points per thread along x (v), rows per thread (r), planes ahead in registers (a), planes prefetched into L2 (p), planes per block (z). The library's default is marked `(default)`.",
+                "Launch shapes of the streaming kernel: block (threads x×y), points per thread along x (v), rows per thread (r), planes ahead in registers (a), planes prefetched into L2 (p), planes per block (z, or `waves`), blocks per thread-block cluster (c, none if absent), and `along y` for shapes walking along y. The library's default is marked `(default)`.",
             ),
             Suite::StencilTemporal => Some(
                 "64 time steps, as 64 copies of the grid (the single-step ceiling), 64 single steps of the streaming kernel (K = 1), and the temporal kernel fusing K steps per pass, for each tile shape: rows per thread (r) and warps per block (w). Throughput counts point updates, so Gpoints/s and % of copy are per step and may pass the copy.",

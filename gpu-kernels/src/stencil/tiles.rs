@@ -65,7 +65,24 @@ pub struct StreamingShape {
     pub planes: u32,
     /// The axis the blocks walk.
     pub axis: StreamAxis,
+    /// Blocks launched together as one thread-block cluster, consecutive along the launch's
+    /// rows of tiles (`blockIdx.y`), or [`NO_CLUSTER`]. Compute capability 9.0 runs a cluster's
+    /// blocks at once on one GPC, so blocks that read each other's halo rows read them through
+    /// the same part of L2's fabric; the kernels do not change. A launch takes the largest size
+    /// up to this one that divides its rows of tiles (so the grid is never padded), and GPUs
+    /// without clusters launch the same blocks plainly.
+    pub cluster: u32,
 }
+
+/// [`StreamingShape::cluster`] of a plain launch: each block on its own.
+pub const NO_CLUSTER: u32 = 1;
+
+/// The largest [`StreamingShape::cluster`]: the portable cluster size of CUDA (larger ones
+/// need a kernel attribute and are not portable across GPUs).
+pub const MAX_CLUSTER: u32 = 8;
+
+/// Cluster sizes the benchmarks' sweeps hold each default shape in.
+pub const CLUSTER_SWEEP: [u32; 3] = [2, 4, MAX_CLUSTER];
 
 /// [`StreamingShape::planes`] of the seven-point kernel launched as one wave: when the GPU holds
 /// a block for every tile of a plane at once, each column of tiles is walked whole by one block
@@ -93,6 +110,11 @@ impl StreamingShape {
     /// This shape with another vector width (for rows whose length it does not divide).
     pub const fn with_vector(self, vector: usize) -> Self {
         Self { kernel: StreamingKernel { vector, ..self.kernel }, ..self }
+    }
+
+    /// This shape launched in clusters of `cluster` blocks ([`StreamingShape::cluster`]).
+    pub const fn with_cluster(self, cluster: u32) -> Self {
+        Self { cluster, ..self }
     }
 }
 
@@ -149,23 +171,30 @@ pub const STREAMING_ALONG_Y_F64: StreamingShape =
 
 /// The benchmarks' streaming sweep for `f32`: the default, then one change at a time (no
 /// prefetch, prefetch 2, 8 or 2 points per thread, 2 rows per thread, one plane ahead in
-/// registers, a 32×16 block, runs of 32 and of 8 planes per block instead of one wave), and the
+/// registers, a 32×16 block, runs of 32 and of 8 planes per block instead of one wave), the
 /// shape along y ([`STREAMING_ALONG_Y_F32`]; the library walks along y only where the x–y plane
-/// does not fit in one wave, which the sweep's 512³ does).
-pub const STREAMING_SWEEP_F32: [StreamingShape; 11] = sweep_from(STREAMING_F32, 8, 2, STREAMING_ALONG_Y_F32);
+/// does not fit in one wave, which the sweep's 512³ does), and the default in thread-block
+/// clusters of each size of [`CLUSTER_SWEEP`].
+pub const STREAMING_SWEEP_F32: [StreamingShape; SWEEP_LEN] =
+    sweep_from(STREAMING_F32, 8, 2, STREAMING_ALONG_Y_F32);
 
 /// The benchmarks' streaming sweep for `f64`: the same changes from its default (4 or 1 points
 /// per thread; one row per thread instead of two).
-pub const STREAMING_SWEEP_F64: [StreamingShape; 11] = sweep_from(STREAMING_F64, 4, 1, STREAMING_ALONG_Y_F64);
+pub const STREAMING_SWEEP_F64: [StreamingShape; SWEEP_LEN] =
+    sweep_from(STREAMING_F64, 4, 1, STREAMING_ALONG_Y_F64);
+
+/// Shapes in each streaming sweep: the default, ten changes to it, and its clusters.
+const SWEEP_LEN: usize = 11 + CLUSTER_SWEEP.len();
 
 /// `default`, then each of the sweep's changes to it alone: `wider` and `narrower` points per
-/// thread, and the other rows per thread (1 ↔ 2); then `along_y`.
+/// thread, and the other rows per thread (1 ↔ 2); then `along_y`; then the default in clusters.
 const fn sweep_from(
     default: StreamingShape,
     wider: usize,
     narrower: usize,
     along_y: StreamingShape,
-) -> [StreamingShape; 11] {
+) -> [StreamingShape; SWEEP_LEN] {
+    let [two, four, eight] = CLUSTER_SWEEP;
     let StreamingShape { kernel: StreamingKernel { vector, rows, .. }, block, planes, .. } = default;
     [
         default,
@@ -179,6 +208,9 @@ const fn sweep_from(
         StreamingShape { planes: RUN_PLANES, ..default },
         StreamingShape { planes: 8, ..default },
         along_y,
+        default.with_cluster(two),
+        default.with_cluster(four),
+        default.with_cluster(eight),
     ]
 }
 
@@ -338,6 +370,7 @@ const fn shape(
         block,
         planes,
         axis: StreamAxis::Z,
+        cluster: NO_CLUSTER,
     }
 }
 

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
+use gpu_kernels::stencil::tiles::{MAX_CLUSTER, NO_CLUSTER};
 use gpu_kernels::stencil::{Coeffs, Grid3};
 use host::distributed::{Ranks, SlabRun, measure, shared_id};
 use host::gpu::PtxChoice;
@@ -88,6 +89,12 @@ struct Args {
     /// measurement (tiles::KEPT_L2_PERCENT_F64).
     #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u32).range(0..=100))]
     kept_l2: Option<u32>,
+    /// Launch the streaming kernels (every --shape) in thread-block clusters of N blocks (1: none,
+    /// up to 8), consecutive along the launch's rows of tiles, which Hopper runs at once on one
+    /// GPC; each launch takes the largest size up to N that divides its rows. Default: each
+    /// launch shape's own (tiles.rs; none yet). GPUs before compute capability 9.0 launch plainly.
+    #[arg(long, value_name = "N", conflicts_with = "gpus", value_parser = clap::value_parser!(u32).range(i64::from(NO_CLUSTER)..=i64::from(MAX_CLUSTER)))]
+    cluster: Option<u32>,
     /// Timed runs per variant; the median is reported.
     #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
     repeat: u32,
@@ -555,6 +562,7 @@ fn run_dtype<T: Element + WritableElement>(gpu: &Gpu, args: &Args, input: Array3
     if let Some(percent) = args.kept_l2 {
         problem.set_kept_l2_percent(percent)?;
     }
+    problem.set_cluster(args.cluster)?;
     let repeat = args.repeat as usize;
     let copy_ms = median_after_warm_up(repeat, || problem.copy_ms(1))?;
     let reference = (!args.no_verify)
@@ -749,6 +757,10 @@ fn run(args: &Args) -> Result<ExitCode> {
         if let Some(path) = &args.output {
             report["output"] = json!(path.display().to_string());
         }
+        if let Some(cluster) = args.cluster {
+            report["cluster"] = json!(cluster);
+            report["clusters_supported"] = json!(gpu.info.clusters);
+        }
         println!("{}", serde_json::to_string_pretty(&report).expect("JSON of plain values"));
     } else {
         println!("{}", gpu_line(&gpu.info));
@@ -764,6 +776,10 @@ fn run(args: &Args) -> Result<ExitCode> {
             coefficients(args),
             args.repeat
         );
+        if let Some(cluster) = args.cluster {
+            let plain = if gpu.info.clusters { "" } else { " (this GPU has none: launched plainly)" };
+            println!("streaming kernels in thread-block clusters of up to {cluster} blocks{plain}");
+        }
         println!("ceiling: device-to-device copy of the grid (each point read once, written once)\n");
         let mut table = Table::new(vec![
             "variant",
@@ -877,6 +893,20 @@ mod tests {
         assert_eq!((args.steps, args.repeat, args.no_verify, args.json), (1, 20, false, false));
         assert_eq!(args.kept_l2, None, "the element type's default share of L2");
         assert_eq!(parse(&["--kept-l2", "50"]).unwrap().kept_l2, Some(50));
+        assert_eq!(args.cluster, None, "each launch shape's own cluster");
+    }
+
+    #[test]
+    fn clusters_are_one_to_eight_blocks_on_one_gpu() {
+        assert_eq!(parse(&["--cluster", "8"]).unwrap().cluster, Some(8));
+        assert_eq!(parse(&["--cluster", "1"]).unwrap().cluster, Some(1));
+        for bad in ["0", "9", "two"] {
+            let err = parse(&["--cluster", bad]).unwrap_err();
+            assert_eq!(err.exit_code(), 2, "{bad}: {err}");
+            assert!(err.to_string().contains("--cluster"), "{bad}: {err}");
+        }
+        let err = parse(&["--cluster", "4", "--gpus", "2"]).unwrap_err().to_string();
+        assert!(err.contains("cannot be used with"), "{err}");
     }
 
     #[test]

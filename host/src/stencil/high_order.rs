@@ -5,7 +5,7 @@
 
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::stencil::tiles::{
-    BOX27_F32, BOX27_F64, HALO_IN_SHARED, HaloRing, IN_WAVES, RUN_PLANES, SHAPE_SWEEP_BLOCKS,
+    BOX27_F32, BOX27_F64, CLUSTER_SWEEP, HALO_IN_SHARED, HaloRing, IN_WAVES, RUN_PLANES, SHAPE_SWEEP_BLOCKS,
     SHAPE_SWEEP_PLANES, STAR13_F32, STAR13_F64, STAR25_F32, STAR25_F64, StreamingKernel, StreamingShape,
     star_tiled_in_tile_dim,
 };
@@ -92,7 +92,8 @@ pub fn default_launch(shape: StencilShape, precision: Precision) -> Result<Strea
 /// The benchmarks' sweep of `shape` in `precision`: the default, then every built kernel in every
 /// block of [`SHAPE_SWEEP_BLOCKS`] (a shared-halo kernel in the blocks it is built for), in runs
 /// of [`RUN_PLANES`] and in one wave ([`IN_WAVES`]: where the GPU holds a block for every tile),
-/// then the default kernel in every such block with the planes per block of [`SHAPE_SWEEP_PLANES`].
+/// then the default kernel in every such block with the planes per block of [`SHAPE_SWEEP_PLANES`],
+/// then the default in thread-block clusters of each size of [`CLUSTER_SWEEP`].
 pub fn sweep(shape: StencilShape, precision: Precision) -> Result<Vec<StreamingShape>> {
     let default = default_launch(shape, precision)?;
     let launch = |vector, rows, ahead, block, planes| StreamingShape {
@@ -121,7 +122,9 @@ pub fn sweep(shape: StencilShape, precision: Precision) -> Result<Vec<StreamingS
     let planes = SHAPE_SWEEP_PLANES.into_iter().flat_map(|planes| {
         default_blocks.clone().into_iter().map(move |block| StreamingShape { block, planes, ..default })
     });
-    Ok(std::iter::once(default).chain(global.chain(shared).chain(planes).filter(|s| *s != default)).collect())
+    let clusters = CLUSTER_SWEEP.into_iter().map(|cluster| default.with_cluster(cluster));
+    let others = global.chain(shared).chain(planes).filter(|s| *s != default).chain(clusters);
+    Ok(std::iter::once(default).chain(others).collect())
 }
 
 /// The entry point of `launch` for `shape` in `precision`, if it is built.
@@ -385,11 +388,13 @@ mod tests {
                 let sweep = sweep(shape, precision).unwrap();
                 assert_eq!(sweep[0], default_launch(shape, precision).unwrap());
                 // Each kernel with its halo in global memory in every block, in runs and in one
-                // wave; each shared-halo one in its own block; the default's planes in every block.
+                // wave; each shared-halo one in its own block; the default's planes in every block;
+                // the default in each cluster.
                 let shared = shared_kernels(shape, precision).count();
                 let global = kernels(shape, precision).len();
-                let launches =
-                    (2 * global + SHAPE_SWEEP_PLANES.len()) * SHAPE_SWEEP_BLOCKS.len() + 2 * shared;
+                let launches = (2 * global + SHAPE_SWEEP_PLANES.len()) * SHAPE_SWEEP_BLOCKS.len()
+                    + 2 * shared
+                    + CLUSTER_SWEEP.len();
                 assert_eq!(sweep.len(), launches, "each launch once, the default first");
                 assert!(
                     [RUN_PLANES, IN_WAVES].contains(&sweep[0].planes)

@@ -5,17 +5,17 @@ use std::sync::Arc;
 
 use std::ops::Range;
 
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig};
 use gpu_kernels::KernelParam;
 use gpu_kernels::stencil::box27::BoxCoeffs;
 use gpu_kernels::stencil::star::StarCoeffs;
-use gpu_kernels::stencil::tiles::{RUN_PLANES, StreamingShape, TemporalShape};
+use gpu_kernels::stencil::tiles::{NO_CLUSTER, RUN_PLANES, StreamingShape, TemporalShape};
 use gpu_kernels::stencil::{Coeffs, Grid3, Walk, Window};
 use ndarray::{Array3, ArrayView3};
 
 use super::{StencilShape, StencilVariant, grid_of, streaming, temporal};
 use crate::error::CudaContext as _;
-use crate::gpu::ByValue;
+use crate::gpu::{ByValue, KernelArgs, LaunchAttributes};
 use crate::preflight::{self, StencilNeed};
 use crate::{Element, Error, Gpu, Result};
 
@@ -30,6 +30,9 @@ pub struct StencilProblem<'g, T: Element> {
     result: Option<usize>,
     /// The share of L2 (percent) a run of streaming steps keeps for the next step.
     kept_l2_percent: u32,
+    /// The cluster size every streaming launch asks for instead of its shape's
+    /// ([`set_cluster`](Self::set_cluster)).
+    cluster: Option<u32>,
 }
 
 impl<'g, T: Element> StencilProblem<'g, T> {
@@ -47,7 +50,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         let input = gpu.upload(host)?;
         let buffers = [gpu.alloc(grid.len())?, gpu.alloc(grid.len())?];
         let kept_l2_percent = streaming::kept_l2_percent(T::PRECISION);
-        Ok(Self { gpu, grid, coeffs, input, buffers, result: None, kept_l2_percent })
+        Ok(Self { gpu, grid, coeffs, input, buffers, result: None, kept_l2_percent, cluster: None })
     }
 
     /// Replaces the seven-point coefficients the next runs use.
@@ -66,6 +69,28 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         }
         self.kept_l2_percent = percent;
         Ok(())
+    }
+
+    /// Launches every streaming kernel (the seven-point one, and the high-order stars' and the
+    /// box's) in thread-block clusters of `cluster` blocks, 1 (none) to 8, instead of its launch
+    /// shape's [`StreamingShape::cluster`]; `None` goes back to the shapes'. Each launch takes
+    /// the largest size up to this one that divides its rows of tiles
+    /// ([`streaming::cluster_size`]); on GPUs without clusters (`GpuInfo::clusters`) every launch
+    /// is plain. The temporal kernel and the book's launch plainly.
+    pub fn set_cluster(&mut self, cluster: Option<u32>) -> Result<()> {
+        if let Some(size) = cluster {
+            streaming::check_cluster(size)?;
+        }
+        self.cluster = cluster;
+        Ok(())
+    }
+
+    /// `shape` with the cluster it launches in here: [`set_cluster`](Self::set_cluster)'s, else
+    /// its own, and none on a GPU without clusters.
+    fn clustered(&self, shape: StreamingShape) -> Result<StreamingShape> {
+        let cluster = self.cluster.unwrap_or(shape.cluster);
+        streaming::check_cluster(cluster)?;
+        Ok(shape.with_cluster(if self.gpu.info.clusters { cluster } else { NO_CLUSTER }))
     }
 
     /// The grid's shape.
@@ -185,14 +210,15 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// than resident: several waves).
     pub fn streaming_occupancy(&self, shape: StreamingShape) -> Result<StreamingOccupancy> {
         let launch = self.streaming_launch(shape, 0..self.grid.nz)?;
-        let KernelLaunch { function, config, .. } = &launch.launches[0];
-        let [bx, by] = shape.block;
+        let KernelLaunch { function, config, cluster, .. } = &launch.launches[0];
+        let (bx, by, _) = config.block_dim;
         let registers = function.num_regs().context(|| "reading the streaming kernel's registers".into())?;
         let (gx, gy, gz) = config.grid_dim;
         Ok(StreamingOccupancy {
             registers,
-            resident: self.gpu.resident_blocks(function, bx * by, 0)?,
+            resident: self.gpu.resident_blocks_in_clusters(function, bx * by, 0, *cluster)?,
             blocks: u64::from(gx) * u64::from(gy) * u64::from(gz),
+            cluster: *cluster,
         })
     }
 
@@ -205,7 +231,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// As [`streaming_launch`](Self::streaming_launch), and whether the GPU holds all its blocks
     /// at once.
     fn streaming_launch_waves(&self, shape: StreamingShape, z: Range<u32>) -> Result<(StepLaunch, bool)> {
-        let shape = streaming::fit(shape, self.grid, T::PRECISION);
+        let shape = self.clustered(streaming::fit(shape, self.grid, T::PRECISION))?;
         let function = self.gpu.function(&streaming::entry_point(shape, T::PRECISION)?)?;
         let most = function
             .max_threads_per_block()
@@ -217,16 +243,18 @@ impl<'g, T: Element> StencilProblem<'g, T> {
                 streaming::Describe(shape)
             )));
         }
-        let resident = self.gpu.resident_blocks(&function, bx * by, 0)?;
+        let cluster = streaming::cluster_size(shape, self.grid, z.clone());
+        let resident = self.gpu.resident_blocks_in_clusters(&function, bx * by, 0, cluster)?;
         let launch = streaming::launch(shape, self.grid, z, resident)?;
         let l2_bytes = usize::try_from(self.gpu.info.l2_bytes).unwrap_or(0);
         let kept_bytes = l2_bytes.saturating_mul(self.kept_l2_percent as usize) / 100;
         let keep = streaming::kept_planes(&launch, shape, self.grid, size_of::<T>(), kept_bytes);
-        let streaming::StreamingLaunch { config, window, one_wave } = launch;
-        let label = format!("streaming {} ({})", T::PRECISION, streaming::Describe(shape));
+        let streaming::StreamingLaunch { config, window, one_wave, cluster } = launch;
+        let label =
+            format!("streaming {} ({})", T::PRECISION, streaming::Describe(shape.with_cluster(cluster)));
         Ok((
             StepLaunch {
-                launches: vec![KernelLaunch { function, config, window: Some(window), keep }],
+                launches: vec![KernelLaunch { function, config, window: Some(window), keep, cluster }],
                 label,
             },
             one_wave,
@@ -446,19 +474,21 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     ) -> Result<(StepLaunch, usize)> {
         shape.check_grid(self.grid)?;
         let sms = self.gpu.info.multiprocessors.max(1) as u32;
+        let launch = self.clustered(launch)?;
         let (entry, launch) = super::high_order::shape_launch(shape, launch, self.grid, T::PRECISION, sms)?;
         let function = self.gpu.function(&entry)?;
         let [bx, by] = launch.block;
+        let cluster = streaming::cluster_size(launch, self.grid, 0..self.grid.nz);
         let label = format!("{shape} {}", T::PRECISION);
         let shared = super::high_order::halo_ring(shape.radius(), launch)
             .map_or(0, |r| r.shared_bytes(size_of::<T>()));
         self.gpu.allow_shared_memory(&function, shared, &label)?;
-        let resident = self.gpu.resident_blocks(&function, bx * by, shared)?;
+        let resident = self.gpu.resident_blocks_in_clusters(&function, bx * by, shared, cluster)?;
         let config = LaunchConfig {
             shared_mem_bytes: shared as u32,
             ..streaming::launch_config(launch, self.grid, resident)?
         };
-        Ok((StepLaunch::one(function, config, label), steps))
+        Ok((StepLaunch::one(function, config, label).in_clusters(cluster), steps))
     }
 
     /// As [`run_star`](Self::run_star), with the book's shared-memory tiled form (Fig. 8.8 with a
@@ -528,18 +558,21 @@ pub struct StreamingOccupancy {
     pub resident: usize,
     /// Blocks launched for one step of the whole grid.
     pub blocks: u64,
+    /// Blocks per thread-block cluster (1: none).
+    pub cluster: u32,
 }
 
 /// One kernel launch of a pass: the function, its blocks, and for the seven-point streaming
 /// kernel the [`Window`] it writes (that entry point's fifth parameter) and the planes each of
 /// its runs keeps in L2 for the next step ([`streaming::kept_planes`]; 0: none, every step walks
-/// forward).
+/// forward), and the blocks of its thread-block clusters along y (1: none).
 #[derive(Clone)]
 struct KernelLaunch {
     function: CudaFunction,
     config: LaunchConfig,
     window: Option<Window>,
     keep: u32,
+    cluster: u32,
 }
 
 /// The launches of one pass over the grid (one time step, or several fused), in order, and a
@@ -553,7 +586,17 @@ pub struct StepLaunch {
 impl StepLaunch {
     /// A pass of one launch of a kernel that takes no window.
     fn one(function: CudaFunction, config: LaunchConfig, label: String) -> Self {
-        Self { launches: vec![KernelLaunch { function, config, window: None, keep: 0 }], label }
+        Self {
+            launches: vec![KernelLaunch { function, config, window: None, keep: 0, cluster: NO_CLUSTER }],
+            label,
+        }
+    }
+
+    /// This pass with its launches in clusters of `cluster` blocks along y, which divides their
+    /// grids' y.
+    fn in_clusters(mut self, cluster: u32) -> Self {
+        self.launches.iter_mut().for_each(|launch| launch.cluster = cluster);
+        self
     }
 
     /// Each launch's block fits its kernel ([`Gpu::check_block`]).
@@ -573,21 +616,23 @@ fn launch_pass<T: Element, C: KernelParam>(
     coeffs: &ByValue<C>,
     walk_back: Option<bool>,
 ) -> Result<()> {
-    for KernelLaunch { function, config, window, keep } in &pass.launches {
+    for KernelLaunch { function, config, window, keep, cluster } in &pass.launches {
         let walk = match walk_back {
             Some(back) if *keep > 0 => Walk { backwards: back.into(), keep: *keep },
             _ => Walk::FORWARD,
         };
         let (window, walk) = (window.map(ByValue), ByValue(walk));
-        let mut launch = stream.launch_builder(function);
-        launch.arg(src).arg(&mut *dst).arg(grid).arg(coeffs);
+        let mut args = KernelArgs::new(stream).read(src).write(&mut *dst).value(grid).value(coeffs);
         if let Some(window) = &window {
-            launch.arg(window).arg(&walk);
+            args = args.value(window).value(&walk);
         }
+        let attributes = LaunchAttributes { cluster_y: *cluster, ..LaunchAttributes::PLAIN };
         // SAFETY: the entry point takes (input, output, Grid3, C), and a Window and a Walk after
         // them exactly when `window` is given (the seven-point streaming kernel's); both buffers
-        // hold the grid's elements; `config` comes from the same constants as the kernel's tiles.
-        unsafe { launch.launch(*config) }.context(|| format!("launching the {} kernel", pass.label))?;
+        // hold the grid's elements; `config` comes from the same constants as the kernel's tiles,
+        // and a cluster divides its grid's y (`streaming::cluster_size`).
+        unsafe { args.launch(function, *config, attributes) }
+            .context(|| format!("launching the {} kernel", pass.label))?;
     }
     Ok(())
 }

@@ -9,7 +9,7 @@ use std::ops::Range;
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::device::warp::LANES;
 use gpu_kernels::stencil::tiles::{
-    IN_WAVES, KEPT_L2_PERCENT_F32, KEPT_L2_PERCENT_F64, RUN_PLANES, STREAMING_ALONG_Y_F32,
+    IN_WAVES, KEPT_L2_PERCENT_F32, KEPT_L2_PERCENT_F64, MAX_CLUSTER, RUN_PLANES, STREAMING_ALONG_Y_F32,
     STREAMING_ALONG_Y_F64, STREAMING_F32, STREAMING_F64, STREAMING_MIN_BLOCKS_PER_SM, STREAMING_SWEEP_F32,
     STREAMING_SWEEP_F64, StreamAxis, StreamingKernel, StreamingShape,
 };
@@ -137,6 +137,30 @@ fn across(shape: StreamingShape, grid: Grid3, z: Range<u32>) -> Across {
     }
 }
 
+/// The cluster size a launch of `shape` over the planes `z` of `grid` takes: the largest up to
+/// [`StreamingShape::cluster`] that divides its rows of tiles (the launch's `blockIdx.y`), so the
+/// grid needs no padding (e.g. 64 rows in clusters of 8, 12 rows in clusters of 6 for a shape's
+/// 8, 13 rows plainly).
+pub fn cluster_size(shape: StreamingShape, grid: Grid3, z: Range<u32>) -> u32 {
+    cluster_dividing(across(shape, grid, z).rows, shape.cluster)
+}
+
+/// The largest cluster of at most `most` blocks that divides `rows`.
+fn cluster_dividing(rows: u32, most: u32) -> u32 {
+    (1..=most.max(1)).rev().find(|size| rows.is_multiple_of(*size)).unwrap_or(1)
+}
+
+/// Refuses a cluster of `cluster` blocks: 1 ([`NO_CLUSTER`](gpu_kernels::stencil::tiles::NO_CLUSTER))
+/// to [`MAX_CLUSTER`].
+pub fn check_cluster(cluster: u32) -> Result<()> {
+    if !(1..=MAX_CLUSTER).contains(&cluster) {
+        return Err(Error::BadArgument(format!(
+            "a cluster of {cluster} blocks: give 1 (none) to {MAX_CLUSTER}"
+        )));
+    }
+    Ok(())
+}
+
 /// One launch of the seven-point streaming kernel: its blocks and the planes they write.
 #[derive(Clone, Copy, Debug)]
 pub struct StreamingLaunch {
@@ -144,6 +168,8 @@ pub struct StreamingLaunch {
     pub window: Window,
     /// Whether the GPU holds all its blocks at once.
     pub one_wave: bool,
+    /// Blocks per thread-block cluster along the launch's y ([`cluster_size`]; 1: none).
+    pub cluster: u32,
 }
 
 /// The launch of one time step of `shape` over the planes `z` of `grid` (`0..nz` for all of
@@ -152,7 +178,8 @@ pub struct StreamingLaunch {
 /// column of tiles along z. [`IN_WAVES`]: if the tiles are at most `resident`, `resident / tiles`
 /// runs per column (at least one), so the launch is one wave; else runs of [`RUN_PLANES`].
 /// Along y ([`StreamAxis::Y`]) the same with the roles of y and z swapped: blocks cover the x
-/// extent and the planes `z`, and share the grid's rows.
+/// extent and the planes `z`, and share the grid's rows. In clusters of [`cluster_size`] blocks
+/// (`resident` then counts blocks in whole clusters).
 pub fn launch(shape: StreamingShape, grid: Grid3, z: Range<u32>, resident: usize) -> Result<StreamingLaunch> {
     check(shape, grid)?;
     if z.is_empty() || z.end > grid.nz {
@@ -180,8 +207,9 @@ pub fn launch(shape: StreamingShape, grid: Grid3, z: Range<u32>, resident: usize
     let blocks = u64::from(columns) * u64::from(rows) * u64::from(runs);
     Ok(StreamingLaunch {
         config: LaunchConfig { grid_dim, block_dim: (bx, by, 1), shared_mem_bytes: 0 },
-        window: Window { z_begin: z.start, z_end: z.end },
         one_wave: blocks <= u64::from(resident),
+        cluster: cluster_dividing(rows, shape.cluster),
+        window: Window { z_begin: z.start, z_end: z.end },
     })
 }
 
@@ -216,8 +244,10 @@ pub fn kept_planes(
     u32::try_from(planes).unwrap_or(u32::MAX)
 }
 
-/// The shape's blocks hold 1 to 1024 threads and its vector divides the rows.
+/// The shape's blocks hold 1 to 1024 threads, its vector divides the rows, and its cluster is
+/// 1 to [`MAX_CLUSTER`] blocks.
 fn check(shape: StreamingShape, grid: Grid3) -> Result<()> {
+    check_cluster(shape.cluster)?;
     let [bx, by] = shape.block;
     if bx == 0 || by == 0 || bx * by > 1024 {
         return Err(Error::BadArgument(format!(
@@ -254,7 +284,8 @@ pub fn shape_of(kernel: StreamingKernel) -> StreamingShape {
 }
 
 /// `32x8 v4 r1 a0 p0 z8`: block, vector, rows, ahead, prefetch, planes, as the sweep names them,
-/// and ` along y` for shapes that walk along y.
+/// then ` c8` for shapes launched in clusters of 8 blocks and ` along y` for shapes that walk
+/// along y.
 pub struct Describe(pub StreamingShape);
 
 impl Describe {
@@ -267,11 +298,14 @@ impl Describe {
 
 impl fmt::Display for Describe {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let StreamingShape { block: [bx, by], planes, axis, .. } = self.0;
+        let StreamingShape { block: [bx, by], planes, axis, cluster, .. } = self.0;
         if planes == IN_WAVES {
             write!(f, "{bx}x{by} {} waves", self.kernel())?;
         } else {
             write!(f, "{bx}x{by} {} z{planes}", self.kernel())?;
+        }
+        if cluster > 1 {
+            write!(f, " c{cluster}")?;
         }
         match axis {
             StreamAxis::Z => Ok(()),
@@ -283,11 +317,17 @@ impl fmt::Display for Describe {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gpu_kernels::stencil::tiles::{CLUSTER_SWEEP, NO_CLUSTER};
 
     const CUBE_512: Grid3 = Grid3 { nx: 512, ny: 512, nz: 512 };
 
     fn kernel(vector: usize, rows: usize, ahead: usize, prefetch: usize) -> StreamingKernel {
         StreamingKernel { vector, rows, ahead, prefetch }
+    }
+
+    /// A shape walking along z, launched plainly.
+    fn along_z(kernel: StreamingKernel, block: [u32; 2], planes: u32) -> StreamingShape {
+        StreamingShape { kernel, block, planes, axis: StreamAxis::Z, cluster: NO_CLUSTER }
     }
 
     #[test]
@@ -332,8 +372,7 @@ mod tests {
 
     #[test]
     fn launch_shape_covers_the_grid() {
-        let shape =
-            StreamingShape { kernel: kernel(4, 1, 0, 0), block: [32, 8], planes: 32, axis: StreamAxis::Z };
+        let shape = along_z(kernel(4, 1, 0, 0), [32, 8], 32);
         let config = launch_config(shape, CUBE_512, 264).unwrap();
         assert_eq!(
             (config.grid_dim, config.block_dim, config.shared_mem_bytes),
@@ -345,12 +384,7 @@ mod tests {
 
     #[test]
     fn blocks_narrow_to_the_rows_they_span() {
-        let shape = StreamingShape {
-            kernel: kernel(4, 1, 0, 1),
-            block: [128, 4],
-            planes: IN_WAVES,
-            axis: StreamAxis::Z,
-        };
+        let shape = along_z(kernel(4, 1, 0, 1), [128, 4], IN_WAVES);
         let block = |nx: u32| narrow(shape, Grid3 { nx, ny: 64, nz: 64 }, Precision::F32).block;
         assert_eq!(block(512), [128, 4], "512 points take 128 threads of 4");
         assert_eq!(block(300), [128, 4], "64 threads of 4 would not span 300 points");
@@ -368,8 +402,7 @@ mod tests {
 
     #[test]
     fn small_grids_get_fewer_planes_per_block() {
-        let runs =
-            StreamingShape { kernel: kernel(4, 1, 0, 1), block: [32, 16], planes: 32, axis: StreamAxis::Z };
+        let runs = along_z(kernel(4, 1, 0, 1), [32, 16], 32);
         let planes = |n: u32| fill(runs, Grid3 { nx: n, ny: n, nz: n }, 132).planes;
         // 256³: 32 columns of blocks, 16 planes give 512 blocks; 128³: 8 columns, 2 planes.
         assert_eq!((planes(512), planes(256), planes(128), planes(3)), (32, 16, 2, 1));
@@ -430,6 +463,56 @@ mod tests {
     }
 
     #[test]
+    fn clusters_take_the_largest_size_that_divides_the_rows_of_tiles() {
+        // STREAMING_F32 at 512³: 128×4 threads of 4 points, 128 rows of 4 rows of tiles.
+        let rows = |ny: u32| Grid3 { nx: 512, ny, nz: 64 };
+        let size = |cluster: u32, ny: u32| cluster_size(STREAMING_F32.with_cluster(cluster), rows(ny), 0..64);
+        assert_eq!((size(8, 512), size(4, 512), size(1, 512)), (8, 4, 1), "128 rows of tiles");
+        assert_eq!(size(8, 48), 6, "12 rows of tiles: 6 divides them");
+        assert_eq!(size(8, 52), 1, "13 rows of tiles, a prime over 8: plainly");
+        assert_eq!(size(8, 12), 3, "3 rows of tiles");
+        // Along y the rows of tiles lie along z, 8 planes each (4 threads of 2 rows): 256 planes
+        // are 32 rows of tiles, the window 8..20 two.
+        let y = STREAMING_ALONG_Y_F64.with_cluster(8);
+        let grid = Grid3 { nx: 1024, ny: 512, nz: 256 };
+        assert_eq!((cluster_size(y, grid, 0..256), cluster_size(y, grid, 8..20)), (8, 2));
+        // The launch carries its size, and a GPU's resident blocks then count whole clusters.
+        let launch = launch(STREAMING_F32.with_cluster(8), rows(48), 0..64, 132).unwrap();
+        assert_eq!((launch.cluster, launch.config.grid_dim.1), (6, 12));
+        assert_eq!(super::launch(STREAMING_F32, rows(48), 0..64, 132).unwrap().cluster, 1);
+    }
+
+    #[test]
+    fn clusters_are_named_and_bad_sizes_refused() {
+        assert_eq!(Describe(STREAMING_F32.with_cluster(4)).to_string(), "128x4 v4 r1 a0 p1 waves c4");
+        assert_eq!(Describe(STREAMING_F32).to_string(), "128x4 v4 r1 a0 p1 waves");
+        assert!(Describe(STREAMING_ALONG_Y_F64.with_cluster(8)).to_string().ends_with("waves c8 along y"));
+        for bad in [0, MAX_CLUSTER + 1, 16] {
+            let err = launch(STREAMING_F32.with_cluster(bad), CUBE_512, 0..512, 132).unwrap_err();
+            assert!(matches!(err, Error::BadArgument(_)), "{err}");
+            assert!(
+                err.to_string().contains(&format!("a cluster of {bad} blocks: give 1 (none) to 8")),
+                "{err}"
+            );
+            assert!(check_cluster(bad).is_err());
+        }
+        assert!((1..=MAX_CLUSTER).all(|size| check_cluster(size).is_ok()));
+        // The sweeps hold each default in every cluster size of CLUSTER_SWEEP, after the rest.
+        for precision in Precision::ALL {
+            let tail: Vec<u32> =
+                sweep(precision).iter().rev().take(CLUSTER_SWEEP.len()).map(|s| s.cluster).collect();
+            assert_eq!(tail, CLUSTER_SWEEP.iter().rev().copied().collect::<Vec<_>>());
+            assert!(
+                sweep(precision)
+                    .iter()
+                    .rev()
+                    .take(CLUSTER_SWEEP.len())
+                    .all(|s| s.with_cluster(1) == default_shape(precision))
+            );
+        }
+    }
+
+    #[test]
     fn bad_shapes_are_refused() {
         let shape = STREAMING_F32;
         let refuse = |s: StreamingShape, g: Grid3| launch_config(s, g, 264).unwrap_err().to_string();
@@ -445,12 +528,7 @@ mod tests {
     #[test]
     fn one_wave_when_the_tiles_fit_else_runs() {
         // 256 × 8-point tiles: 2 columns × 64 rows of tiles on 512 × 512 planes.
-        let shape = StreamingShape {
-            kernel: kernel(2, 2, 0, 1),
-            block: [128, 4],
-            planes: IN_WAVES,
-            axis: StreamAxis::Z,
-        };
+        let shape = along_z(kernel(2, 2, 0, 1), [128, 4], IN_WAVES);
         let blocks = |grid: Grid3, z: Range<u32>, resident: usize| {
             let launch = launch(shape, grid, z, resident).unwrap();
             (launch.config.grid_dim, (launch.window.z_begin, launch.window.z_end))
