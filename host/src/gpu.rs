@@ -198,14 +198,7 @@ impl<'a> KernelArgs<'a> {
         config: LaunchConfig,
         attributes: LaunchAttributes,
     ) -> std::result::Result<(), cudarc::driver::DriverError> {
-        let mut params: Vec<*mut std::ffi::c_void> = self
-            .params
-            .iter()
-            .map(|param| match param {
-                Param::Word(word) => (word as *const u64).cast_mut().cast(),
-                Param::Value(bytes, _) => bytes.cast_mut(),
-            })
-            .collect();
+        let mut params = param_pointers(&self.params);
         let LaunchConfig { grid_dim: (gx, gy, gz), block_dim: (bx, by, bz), shared_mem_bytes } = config;
         let (function, stream) = (function.cu_function(), self.stream.cu_stream());
         self.stream.context().bind_to_thread()?;
@@ -247,6 +240,18 @@ impl<'a> KernelArgs<'a> {
         unsafe { sys::cuLaunchKernelEx(&launch, function, params.as_mut_ptr(), std::ptr::null_mut()) }
             .result()
     }
+}
+
+/// What the driver takes as a kernel's parameters: a pointer to each one's bytes (to the word
+/// itself, or to the caller's value), valid while `params` is.
+fn param_pointers(params: &[Param<'_>]) -> Vec<*mut std::ffi::c_void> {
+    params
+        .iter()
+        .map(|param| match param {
+            Param::Word(word) => (word as *const u64).cast_mut().cast(),
+            Param::Value(bytes, _) => bytes.cast_mut(),
+        })
+        .collect()
 }
 
 /// The driver's launch attributes for `attributes`: programmatic stream serialization if it
@@ -620,6 +625,33 @@ pub fn human_bytes(bytes: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn each_parameter_is_passed_as_a_pointer_to_its_own_bytes() {
+        let grid = ByValue(gpu_kernels::stencil::Grid3 { nx: 7, ny: 5, nz: 3 });
+        let params =
+            [Param::Word(0xdead_beef), Param::Value((&grid as *const ByValue<_>).cast(), PhantomData)];
+        let pointers = param_pointers(&params);
+        // SAFETY: the first points to the word in `params`, the second to `grid`, both alive.
+        let (word, value) =
+            unsafe { (*pointers[0].cast::<u64>(), *pointers[1].cast::<gpu_kernels::stencil::Grid3>()) };
+        assert_eq!((word, (value.nx, value.ny, value.nz)), (0xdead_beef, (7, 5, 3)));
+        assert_eq!(pointers[1].cast_const(), (&grid as *const ByValue<_>).cast());
+    }
+
+    #[test]
+    fn plain_launches_take_no_attributes_and_the_others_one_each() {
+        assert!(launch_attributes(LaunchAttributes::PLAIN).is_empty());
+        let overlap = launch_attributes(LaunchAttributes::overlapping(true));
+        assert_eq!(overlap.len(), 1);
+        let both = launch_attributes(LaunchAttributes { overlap: true, cluster_y: 8 });
+        assert_eq!(both.len(), 2);
+        let cluster = &both[1];
+        assert_eq!(cluster.id, sys::CUlaunchAttributeID::CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION);
+        // SAFETY: the cluster attribute's value is its dimension.
+        let dim = unsafe { cluster.value.clusterDim };
+        assert_eq!((dim.x, dim.y, dim.z), (1, 8, 1));
+    }
 
     #[test]
     fn the_hopper_build_is_loaded_from_compute_capability_9_0_unless_asked_otherwise() {
