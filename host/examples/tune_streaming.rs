@@ -55,7 +55,8 @@ struct Args {
     axes: Vec<StreamAxis>,
     /// Thread-block clusters tried with every shape (comma-separated blocks per cluster, 1: none,
     /// up to 8), consecutive along the launch's rows of tiles; a launch takes the largest size up
-    /// to the one asked that divides its rows, and the table names the size it took.
+    /// to the one asked that divides its rows, and the table names the size it took (each size
+    /// timed once; on a GPU without clusters, every launch is plain).
     #[arg(long, value_delimiter = ',', default_value = "1", value_parser = clap::value_parser!(u32).range(i64::from(NO_CLUSTER)..=i64::from(MAX_CLUSTER)))]
     clusters: Vec<u32>,
     /// Timed runs per shape (median reported).
@@ -142,8 +143,18 @@ fn tune<T: Element>(gpu: &Gpu, args: &Args) -> Result<bool> {
                 args.axes.iter().flat_map(move |&axis| args.clusters.iter().map(move |&c| (planes, axis, c)))
             });
             for (planes, axis, cluster) in launches {
-                let shape = StreamingShape { kernel, block, planes, axis, cluster };
-                if streaming::launch(shape, args.grid, 0..args.grid.nz, usize::MAX).is_err() {
+                let asked = StreamingShape { kernel, block, planes, axis, cluster };
+                if streaming::launch(asked, args.grid, 0..args.grid.nz, usize::MAX).is_err() {
+                    continue;
+                }
+                // Named by the cluster it takes (none where the GPU has none), each timed once.
+                let taken = if gpu.info.clusters {
+                    streaming::cluster_size(asked, args.grid, 0..args.grid.nz)
+                } else {
+                    NO_CLUSTER
+                };
+                let shape = asked.with_cluster(taken);
+                if timed.iter().any(|&(_, s)| s == shape) {
                     continue;
                 }
                 // Shapes whose blocks are over the kernel's register budget are skipped.
@@ -191,7 +202,7 @@ fn tune<T: Element>(gpu: &Gpu, args: &Args) -> Result<bool> {
         table.push(vec![
             (rank + 1).to_string(),
             T::NAME.into(),
-            format!("{}{marker}", streaming::Describe(shape.with_cluster(occupancy.cluster))),
+            format!("{}{marker}", streaming::Describe(shape)),
             format!("{ms:.4}"),
             format!("{:.1}", args.grid.len() as f64 / ms / 1e6),
             format!("{:.1}", 100.0 * copy_ms / ms),
