@@ -183,7 +183,8 @@ pub const STREAMING_SWEEP_F32: [StreamingShape; SWEEP_LEN] =
 pub const STREAMING_SWEEP_F64: [StreamingShape; SWEEP_LEN] =
     sweep_from(STREAMING_F64, 4, 1, STREAMING_ALONG_Y_F64);
 
-/// Shapes in each streaming sweep: the default, ten changes to it, and its clusters.
+/// Shapes in each streaming sweep: the default, its nine variants of one change each, the shape
+/// along y, and the default in each cluster size of [`CLUSTER_SWEEP`].
 const SWEEP_LEN: usize = 11 + CLUSTER_SWEEP.len();
 
 /// `default`, then each of the sweep's changes to it alone: `wider` and `narrower` points per

@@ -207,9 +207,9 @@ pub fn launch(shape: StreamingShape, grid: Grid3, z: Range<u32>, resident: usize
     let blocks = u64::from(columns) * u64::from(rows) * u64::from(runs);
     Ok(StreamingLaunch {
         config: LaunchConfig { grid_dim, block_dim: (bx, by, 1), shared_mem_bytes: 0 },
+        window: Window { z_begin: z.start, z_end: z.end },
         one_wave: blocks <= u64::from(resident),
         cluster: cluster_dividing(rows, shape.cluster),
-        window: Window { z_begin: z.start, z_end: z.end },
     })
 }
 
