@@ -199,13 +199,14 @@ impl<'a> KernelArgs<'a> {
         attributes: LaunchAttributes,
     ) -> std::result::Result<(), cudarc::driver::DriverError> {
         let mut params = param_pointers(&self.params);
-        let LaunchConfig { grid_dim: (gx, gy, gz), block_dim: (bx, by, bz), shared_mem_bytes } = config;
         let (function, stream) = (function.cu_function(), self.stream.cu_stream());
         self.stream.context().bind_to_thread()?;
         if attributes == LaunchAttributes::PLAIN {
             // The plain launch (any driver: `cuLaunchKernelEx` needs CUDA 11.8).
             // SAFETY: per the caller; the parameters live through the call, which copies them.
             return unsafe {
+                let LaunchConfig { grid_dim: (gx, gy, gz), block_dim: (bx, by, bz), shared_mem_bytes } =
+                    config;
                 sys::cuLaunchKernel(
                     function,
                     gx,
@@ -223,18 +224,7 @@ impl<'a> KernelArgs<'a> {
             .result();
         }
         let mut attrs = launch_attributes(attributes);
-        let launch = sys::CUlaunchConfig {
-            gridDimX: gx,
-            gridDimY: gy,
-            gridDimZ: gz,
-            blockDimX: bx,
-            blockDimY: by,
-            blockDimZ: bz,
-            sharedMemBytes: shared_mem_bytes,
-            hStream: stream,
-            attrs: attrs.as_mut_ptr(),
-            numAttrs: attrs.len() as u32,
-        };
+        let launch = driver_config(config, stream, &mut attrs);
         // SAFETY: per the caller; the configuration, its attributes and the parameters live
         // through the call, which copies them.
         unsafe { sys::cuLaunchKernelEx(&launch, function, params.as_mut_ptr(), std::ptr::null_mut()) }
@@ -252,6 +242,27 @@ fn param_pointers(params: &[Param<'_>]) -> Vec<*mut std::ffi::c_void> {
             Param::Value(bytes, _) => bytes.cast_mut(),
         })
         .collect()
+}
+
+/// The driver's launch configuration of `config` on `stream` with `attrs`, which it points to.
+fn driver_config(
+    config: LaunchConfig,
+    stream: sys::CUstream,
+    attrs: &mut [sys::CUlaunchAttribute],
+) -> sys::CUlaunchConfig {
+    let LaunchConfig { grid_dim: (gx, gy, gz), block_dim: (bx, by, bz), shared_mem_bytes } = config;
+    sys::CUlaunchConfig {
+        gridDimX: gx,
+        gridDimY: gy,
+        gridDimZ: gz,
+        blockDimX: bx,
+        blockDimY: by,
+        blockDimZ: bz,
+        sharedMemBytes: shared_mem_bytes,
+        hStream: stream,
+        attrs: attrs.as_mut_ptr(),
+        numAttrs: attrs.len() as u32,
+    }
 }
 
 /// The driver's launch attributes for `attributes`: programmatic stream serialization if it
@@ -463,19 +474,13 @@ impl Gpu {
             return self.resident_blocks(function, block_threads, shared_mem_bytes);
         }
         self.ctx.bind_to_thread().context(|| "binding the CUDA context to this thread".into())?;
-        let mut attribute = cluster_attribute(cluster);
-        let config = sys::CUlaunchConfig {
-            gridDimX: 1,
-            gridDimY: cluster,
-            gridDimZ: 1,
-            blockDimX: block_threads,
-            blockDimY: 1,
-            blockDimZ: 1,
-            sharedMemBytes: shared_mem_bytes as u32,
-            hStream: self.stream.cu_stream(),
-            attrs: &mut attribute,
-            numAttrs: 1,
+        let mut attribute = [cluster_attribute(cluster)];
+        let one_cluster = LaunchConfig {
+            grid_dim: (1, cluster, 1),
+            block_dim: (block_threads, 1, 1),
+            shared_mem_bytes: shared_mem_bytes as u32,
         };
+        let config = driver_config(one_cluster, self.stream.cu_stream(), &mut attribute);
         let mut clusters = 0;
         // SAFETY: writes one int; the configuration and its attribute live through the call.
         unsafe { sys::cuOccupancyMaxActiveClusters(&mut clusters, function.cu_function(), &config) }

@@ -27,6 +27,12 @@ fn bounded_coeffs(shape: StencilShape) -> Vec<f64> {
     coeffs.iter().map(|c| c / total).collect()
 }
 
+/// The seven-point star's [`bounded_coeffs`].
+fn seven_point<T: Element>() -> Coeffs<T> {
+    let coeffs = bounded_coeffs(StencilShape::Star7);
+    Coeffs(std::array::from_fn(|i| T::from_f64(coeffs[i])))
+}
+
 /// `STEPS` steps of `shape` at its default launch, in clusters of `cluster` blocks (or the
 /// shapes' own with `None`).
 fn run<T: Element>(
@@ -53,7 +59,7 @@ fn every_shape_in_clusters<T: Element>() {
         let input = random::random_grid::<T>(grid, seed).unwrap();
         for shape in StencilShape::ALL {
             let coeffs = bounded_coeffs(shape);
-            let seven = Coeffs(std::array::from_fn(|i| T::from_f64(bounded_coeffs(StencilShape::Star7)[i])));
+            let seven = seven_point::<T>();
             let mut problem = StencilProblem::new(&gpu, input.view(), seven).unwrap();
             let plain = run(&mut problem, shape, &coeffs, Some(NO_CLUSTER));
             let clustered = run(&mut problem, shape, &coeffs, Some(MAX_CLUSTER));
@@ -91,7 +97,7 @@ fn seven_point_sweep_in_clusters<T: Element>() {
     let grid = GRIDS[0];
     let seed = random::fresh_seed();
     let input = random::random_grid::<T>(grid, seed).unwrap();
-    let seven = Coeffs(std::array::from_fn(|i| T::from_f64(bounded_coeffs(StencilShape::Star7)[i])));
+    let seven = seven_point::<T>();
     let expected = reference_steps(input.view(), seven, STEPS);
     let mut problem = StencilProblem::new(&gpu, input.view(), seven).unwrap();
     for &shape in streaming::sweep(T::PRECISION) {
