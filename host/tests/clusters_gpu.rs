@@ -133,9 +133,17 @@ fn resident_blocks_are_counted_in_whole_clusters() {
     let clustered = problem.streaming_occupancy(STREAMING_F32.with_cluster(MAX_CLUSTER)).unwrap();
     let expected = if gpu.info.clusters { MAX_CLUSTER } else { NO_CLUSTER };
     assert_eq!((plain.cluster, clustered.cluster), (NO_CLUSTER, expected));
-    assert_eq!(clustered.blocks, plain.blocks, "the same blocks, grouped");
     assert!(clustered.resident <= plain.resident, "{clustered:?} against {plain:?}");
     assert!(clustered.resident > 0 && clustered.resident.is_multiple_of(expected as usize), "{clustered:?}");
+    // The default walks in waves: each launch splits its columns to fill the blocks the GPU
+    // holds, so fewer resident blocks in clusters (the H200: 240 of 256) mean fewer blocks.
+    for occupancy in [plain, clustered] {
+        assert!(occupancy.blocks <= occupancy.resident as u64, "one wave: {occupancy:?}");
+    }
+    assert!(
+        clustered.blocks <= plain.blocks && clustered.blocks.is_multiple_of(u64::from(expected)),
+        "{clustered:?}"
+    );
 }
 
 #[test]

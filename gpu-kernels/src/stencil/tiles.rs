@@ -67,14 +67,18 @@ pub struct StreamingShape {
     pub axis: StreamAxis,
     /// Blocks launched together as one thread-block cluster, consecutive along the launch's
     /// rows of tiles (`blockIdx.y`), or [`NO_CLUSTER`]. Compute capability 9.0 runs a cluster's
-    /// blocks at once on one GPC, so blocks that read each other's halo rows read them through
-    /// the same part of L2's fabric; the kernels do not change. A launch takes the largest size
+    /// blocks at once on one GPC, so blocks that read each other's halo rows do so from one GPC
+    /// (which did not make the H200's L2 fabric any less busy: [`NO_CLUSTER`]); the kernels do
+    /// not change. A launch takes the largest size
     /// up to this one that divides its rows of tiles (so the grid is never padded), and GPUs
     /// without clusters launch the same blocks plainly.
     pub cluster: u32,
 }
 
-/// [`StreamingShape::cluster`] of a plain launch: each block on its own.
+/// [`StreamingShape::cluster`] of a plain launch: each block on its own. Every default is
+/// plain: on the H200 no cluster size beat it (docs/stencil-h200.md, 2026-12-05). Clusters count
+/// fewer resident blocks (240 of 256 in clusters of 8), so a launch in waves holds fewer, and
+/// with the blocks fixed L2's fabric stayed as busy for as long.
 pub const NO_CLUSTER: u32 = 1;
 
 /// The largest [`StreamingShape::cluster`]: the portable cluster size of CUDA (larger ones
