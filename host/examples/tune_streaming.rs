@@ -147,23 +147,19 @@ fn tune<T: Element>(gpu: &Gpu, args: &Args) -> Result<bool> {
                 if streaming::launch(asked, args.grid, 0..args.grid.nz, usize::MAX).is_err() {
                     continue;
                 }
-                // Named by the cluster it takes (none where the GPU has none), each timed once.
-                let taken = if gpu.info.clusters {
-                    streaming::cluster_size(asked, args.grid, 0..args.grid.nz)
-                } else {
-                    NO_CLUSTER
+                // Named by the cluster its launch takes (none where the GPU has none), each timed
+                // once; shapes whose blocks are over the kernel's register budget are skipped.
+                let shape = match problem.streaming_occupancy(asked) {
+                    Ok(launched) => asked.with_cluster(launched.cluster),
+                    Err(Error::BadArgument(_)) => continue,
+                    Err(e) => return Err(e),
                 };
-                let shape = asked.with_cluster(taken);
                 if timed.iter().any(|&(_, s)| s == shape) {
                     continue;
                 }
-                // Shapes whose blocks are over the kernel's register budget are skipped.
-                match median_after_warm_up(args.repeat, || problem.run_streaming(shape, steps).map(per_step))
-                {
-                    Ok(ms) => timed.push((ms, shape)),
-                    Err(Error::BadArgument(_)) => continue,
-                    Err(e) => return Err(e),
-                }
+                let ms =
+                    median_after_warm_up(args.repeat, || problem.run_streaming(shape, steps).map(per_step))?;
+                timed.push((ms, shape));
             }
         }
     }
