@@ -75,18 +75,25 @@ pub struct StreamingShape {
     pub cluster: u32,
 }
 
-/// [`StreamingShape::cluster`] of a plain launch: each block on its own. Every default is
-/// plain: on the H200 no cluster size beat it (docs/stencil-h200.md, 2026-12-05). Clusters count
-/// fewer resident blocks (240 of 256 in clusters of 8), so a launch in waves holds fewer, and
-/// with the blocks fixed L2's fabric stayed as busy for as long.
+/// [`StreamingShape::cluster`] of a plain launch: each block on its own. Every default but the
+/// star13's ([`CLUSTER_PAIR`]) is plain: on the H200 no cluster size beat it (docs/stencil-h200.md,
+/// 2026-12-05). Clusters count fewer resident blocks (240 of 256 in clusters of 8), so a launch in
+/// waves holds fewer, and with the blocks fixed L2's fabric stayed as busy for as long.
 pub const NO_CLUSTER: u32 = 1;
 
 /// The largest [`StreamingShape::cluster`]: the portable cluster size of CUDA (larger ones
 /// need a kernel attribute and are not portable across GPUs).
 pub const MAX_CLUSTER: u32 = 8;
 
+/// [`StreamingShape::cluster`] of the star13's defaults: two blocks neighbouring along y. In runs
+/// of [`RUN_PLANES`] (several waves), the pair ran one step at 512³ 1.7 % faster in `f32` and 1.5 %
+/// in `f64` than plain launches on an H200 (three alternating rounds; criterion's sustained steps
+/// 0.4–1.1 %; docs/stencil-h200.md, 2026-12-05 04:20); pairs made the star25 in `f32` and the
+/// box, launched in one wave, 0.5–2.9 % slower.
+pub const CLUSTER_PAIR: u32 = 2;
+
 /// Cluster sizes the benchmarks' sweeps hold each default shape in.
-pub const CLUSTER_SWEEP: [u32; 3] = [2, 4, MAX_CLUSTER];
+pub const CLUSTER_SWEEP: [u32; 3] = [CLUSTER_PAIR, 4, MAX_CLUSTER];
 
 /// [`StreamingShape::planes`] of the seven-point kernel launched as one wave: when the GPU holds
 /// a block for every tile of a plane at once, each column of tiles is walked whole by one block
@@ -225,10 +232,10 @@ const fn sweep_from(
 /// and the rows above and below) a plane ahead (the box has no such choice: 0). Chosen by the
 /// `stencil_shapes_sweep` benchmark (every built vector and `ahead` × [`SHAPE_SWEEP_BLOCKS`]) at
 /// 512³ on an H200 (2026-11-30, one run): the star13 in `f32` at 448 Gpoints/s, 85.5 % of the
-/// same run's copy.
-pub const STAR13_F32: StreamingShape = shape([32, 8], 4, 1, 1, 1, 32);
+/// same run's copy; launched in pairs along y ([`CLUSTER_PAIR`]) since 2026-12-05.
+pub const STAR13_F32: StreamingShape = shape([32, 8], 4, 1, 1, 1, 32).with_cluster(CLUSTER_PAIR);
 /// As [`STAR13_F32`], for `f64` (16-byte rows of 2 points): 222 Gpoints/s, 84.0 % of the copy.
-pub const STAR13_F64: StreamingShape = shape([32, 8], 2, 1, 1, 1, 32);
+pub const STAR13_F64: StreamingShape = shape([32, 8], 2, 1, 1, 1, 32).with_cluster(CLUSTER_PAIR);
 /// The 25-point star's launch shape for `f32`: 32×16 threads of 4 points, halo a plane ahead,
 /// launched [`IN_WAVES`]: at 512³ its 128 tiles of 128 × 16 points are one wave of one block per SM
 /// (128 registers; its queue shifts by three planes every three, `star_streaming.rs`), each block

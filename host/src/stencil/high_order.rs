@@ -5,9 +5,9 @@
 
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::stencil::tiles::{
-    BOX27_F32, BOX27_F64, CLUSTER_SWEEP, HALO_IN_SHARED, HaloRing, IN_WAVES, RUN_PLANES, SHAPE_SWEEP_BLOCKS,
-    SHAPE_SWEEP_PLANES, STAR13_F32, STAR13_F64, STAR25_F32, STAR25_F64, StreamingKernel, StreamingShape,
-    star_tiled_in_tile_dim,
+    BOX27_F32, BOX27_F64, CLUSTER_SWEEP, HALO_IN_SHARED, HaloRing, IN_WAVES, NO_CLUSTER, RUN_PLANES,
+    SHAPE_SWEEP_BLOCKS, SHAPE_SWEEP_PLANES, STAR13_F32, STAR13_F64, STAR25_F32, STAR25_F64, StreamingKernel,
+    StreamingShape, star_tiled_in_tile_dim,
 };
 use gpu_kernels::stencil::{
     BOX_KERNELS_F32, BOX_KERNELS_F64, Grid3, STAR_KERNELS_F32, STAR_KERNELS_F64, STAR_SHARED_KERNELS_F32,
@@ -93,14 +93,16 @@ pub fn default_launch(shape: StencilShape, precision: Precision) -> Result<Strea
 /// block of [`SHAPE_SWEEP_BLOCKS`] (a shared-halo kernel in the blocks it is built for), in runs
 /// of [`RUN_PLANES`] and in one wave ([`IN_WAVES`]: where the GPU holds a block for every tile),
 /// then the default kernel in every such block with the planes per block of [`SHAPE_SWEEP_PLANES`],
-/// then the default in thread-block clusters of each size of [`CLUSTER_SWEEP`].
+/// each launched plainly, then the default in each thread-block cluster size of [`CLUSTER_SWEEP`]
+/// and plainly ([`NO_CLUSTER`]), but for its own.
 pub fn sweep(shape: StencilShape, precision: Precision) -> Result<Vec<StreamingShape>> {
     let default = default_launch(shape, precision)?;
+    let plain = default.with_cluster(NO_CLUSTER);
     let launch = |vector, rows, ahead, block, planes| StreamingShape {
-        kernel: StreamingKernel { vector, rows, ahead, ..default.kernel },
+        kernel: StreamingKernel { vector, rows, ahead, ..plain.kernel },
         block,
         planes,
-        ..default
+        ..plain
     };
     let in_runs_and_waves = move |vector, rows, ahead, blocks: Vec<[u32; 2]>| {
         [RUN_PLANES, IN_WAVES].into_iter().flat_map(move |planes| {
@@ -120,10 +122,13 @@ pub fn sweep(shape: StencilShape, precision: Precision) -> Result<Vec<StreamingS
         _ => SHAPE_SWEEP_BLOCKS.to_vec(),
     };
     let planes = SHAPE_SWEEP_PLANES.into_iter().flat_map(|planes| {
-        default_blocks.clone().into_iter().map(move |block| StreamingShape { block, planes, ..default })
+        default_blocks.clone().into_iter().map(move |block| StreamingShape { block, planes, ..plain })
     });
-    let clusters = CLUSTER_SWEEP.into_iter().map(|cluster| default.with_cluster(cluster));
-    let others = global.chain(shared).chain(planes).filter(|s| *s != default).chain(clusters);
+    let clusters = std::iter::once(NO_CLUSTER)
+        .chain(CLUSTER_SWEEP)
+        .map(|cluster| default.with_cluster(cluster))
+        .filter(|s| *s != default);
+    let others = global.chain(shared).chain(planes).filter(|s| *s != plain).chain(clusters);
     Ok(std::iter::once(default).chain(others).collect())
 }
 
@@ -389,13 +394,24 @@ mod tests {
                 assert_eq!(sweep[0], default_launch(shape, precision).unwrap());
                 // Each kernel with its halo in global memory in every block, in runs and in one
                 // wave; each shared-halo one in its own block; the default's planes in every block;
-                // the default in each cluster.
+                // all plain; then the default in each other cluster size and plainly.
                 let shared = shared_kernels(shape, precision).count();
                 let global = kernels(shape, precision).len();
                 let launches = (2 * global + SHAPE_SWEEP_PLANES.len()) * SHAPE_SWEEP_BLOCKS.len()
                     + 2 * shared
                     + CLUSTER_SWEEP.len();
                 assert_eq!(sweep.len(), launches, "each launch once, the default first");
+                let unique: std::collections::HashSet<_> = sweep.iter().collect();
+                assert_eq!(unique.len(), sweep.len(), "no launch twice");
+                let default = sweep[0];
+                let clustered = sweep[1..].iter().filter(|s| s.cluster != NO_CLUSTER);
+                assert!(
+                    clustered.clone().all(|s| *s == default.with_cluster(s.cluster)),
+                    "only the default launches in clusters beyond its own row"
+                );
+                let sizes: Vec<u32> = clustered.map(|s| s.cluster).collect();
+                let expected = CLUSTER_SWEEP.iter().filter(|&&c| c != default.cluster);
+                assert_eq!(sizes, expected.copied().collect::<Vec<_>>());
                 assert!(
                     [RUN_PLANES, IN_WAVES].contains(&sweep[0].planes)
                         && !SHAPE_SWEEP_PLANES.iter().any(|p| [RUN_PLANES, IN_WAVES].contains(p)),
