@@ -92,9 +92,9 @@ struct Args {
     /// Launch the streaming kernels (every --shape) in thread-block clusters of N blocks (1: none,
     /// up to 8), consecutive along the launch's rows of tiles, which Hopper runs at once on one
     /// GPC; each launch takes the largest size up to N that divides its rows. Default: each
-    /// launch shape's own (tiles.rs: pairs for the star13, which ran 1.5-1.7 % faster so on the
-    /// H200; none for the others, which ran slower). GPUs before compute capability 9.0 launch
-    /// plainly.
+    /// launch shape's own (tiles.rs: pairs for the star13, 1.5-1.7 % faster than plain on the
+    /// H200; none for the other shapes, which ran slower in clusters). GPUs before compute
+    /// capability 9.0 launch plainly.
     #[arg(long, value_name = "N", conflicts_with = "gpus", value_parser = clap::value_parser!(u32).range(i64::from(NO_CLUSTER)..=i64::from(MAX_CLUSTER)))]
     cluster: Option<u32>,
     /// Timed runs per variant; the median is reported.
