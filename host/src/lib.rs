@@ -38,6 +38,7 @@ pub mod error;
 pub mod gpu;
 pub mod kernels;
 pub mod merge;
+pub mod npy;
 pub mod preflight;
 pub mod progress;
 pub mod random;

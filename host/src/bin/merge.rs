@@ -4,8 +4,6 @@
 //! device-to-device copy ceiling. The inputs are generated, or read from NumPy `.npy` files
 //! (`--input-a`, `--input-b`); `--output` saves the merged result as `.npy`.
 
-use std::fs::File;
-use std::io::{BufReader, Seek};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -18,13 +16,13 @@ use host::merge::{
     MergeVariant, Record8, Record16, SetByKeyProblem, SetOperation, SetProblem, SourceValue, check_sorted_in,
     first_difference, first_value_difference, merge_reference_in, path, set_ops, source_values,
 };
+use host::npy::{self, Dims, NpyDtype, NpyInput};
 use host::preflight::{self, MergeNeed};
 use host::progress::step;
 use host::report::{Table, gpu_line, parse_list, report_error, thousands};
 use host::{Error, Gpu, Result, random, stats::median_after_warm_up};
 use ndarray::Array1;
-use ndarray_npy::npy::header::Header;
-use ndarray_npy::{ReadableElement, WritableElement, write_npy};
+use ndarray_npy::WritableElement;
 use serde_json::json;
 
 #[derive(Parser, Debug, Clone)]
@@ -53,7 +51,7 @@ struct Args {
     #[arg(long, value_enum, default_value_t = DtypeArg::All)]
     dtype: DtypeArg,
     /// Read A from a NumPy .npy file instead of generating it: a 1-D array of int32, uint32,
-    /// int64, float32 or float64, little-endian, sorted ascending, without NaN. Needs --input-b
+    /// int64, float32 or float64 (either byte order), sorted ascending, without NaN. Needs --input-b
     /// of the same dtype; m, n and the key type come from the files.
     #[arg(
         long,
@@ -155,25 +153,6 @@ impl DtypeArg {
             DtypeArg::F32 => "f32",
             DtypeArg::F64 => "f64",
             DtypeArg::All => "all",
-        }
-    }
-
-    /// The NumPy name of the key type, for messages about `.npy` files.
-    fn numpy_name(self) -> &'static str {
-        match self {
-            DtypeArg::I32 => "int32",
-            DtypeArg::U32 => "uint32",
-            DtypeArg::I64 => "int64",
-            DtypeArg::F32 => "float32",
-            DtypeArg::F64 => "float64",
-            DtypeArg::All => "all",
-        }
-    }
-
-    fn key_bytes(self) -> u64 {
-        match self {
-            DtypeArg::I32 | DtypeArg::U32 | DtypeArg::F32 => 4,
-            DtypeArg::I64 | DtypeArg::F64 | DtypeArg::All => 8,
         }
     }
 }
@@ -303,83 +282,6 @@ fn parse_count(text: &str) -> std::result::Result<usize, String> {
     }
 }
 
-/// The key type of a `.npy` type descriptor, if it is little-endian `int32`, `uint32`, `int64`,
-/// `float32` or `float64`.
-fn npy_dtype(descriptor: &str) -> Option<DtypeArg> {
-    match descriptor {
-        "<i4" => Some(DtypeArg::I32),
-        "<u4" => Some(DtypeArg::U32),
-        "<i8" => Some(DtypeArg::I64),
-        "<f4" => Some(DtypeArg::F32),
-        "<f8" => Some(DtypeArg::F64),
-        _ => None,
-    }
-}
-
-/// A merge input in a `.npy` file whose header has been read and checked: 1-D, one of the key
-/// types, with exactly the data its header announces.
-struct NpyKeysFile {
-    /// `--input-a` or `--input-b`, for messages.
-    option: &'static str,
-    path: PathBuf,
-    header: Header,
-    reader: BufReader<File>,
-    dtype: DtypeArg,
-    len: usize,
-}
-
-impl NpyKeysFile {
-    fn bad(option: &str, path: &Path, why: String) -> Error {
-        Error::BadArgument(format!("{option} {}: {why}", path.display()))
-    }
-
-    /// Opens the `.npy` file at `path` (given as `option`) and checks its header.
-    fn open(option: &'static str, path: &Path) -> Result<Self> {
-        let bad = |why: String| Self::bad(option, path, why);
-        let file = File::open(path).map_err(|e| bad(format!("cannot open it: {e}")))?;
-        let file_len = file.metadata().map_err(|e| bad(format!("cannot read it: {e}")))?.len();
-        let mut reader = BufReader::new(file);
-        let header =
-            Header::from_reader(&mut reader).map_err(|e| bad(format!("not a NumPy .npy file ({e})")))?;
-        let descriptor = header.type_descriptor.as_string().map(String::as_str).unwrap_or("");
-        let dtype = npy_dtype(descriptor).ok_or_else(|| match descriptor.strip_prefix('>').and_then(|d| npy_dtype(&format!("<{d}"))) {
-            Some(little) => bad(format!(
-                "its dtype is {} (big-endian {}); save it little-endian, e.g. a.astype('<{}')",
-                header.type_descriptor,
-                little.numpy_name(),
-                &descriptor[1..]
-            )),
-            None => bad(format!(
-                "its dtype is {}, expected int32 ('<i4'), uint32 ('<u4'), int64 ('<i8'), float32 ('<f4') or float64 ('<f8')",
-                header.type_descriptor
-            )),
-        })?;
-        let &[len] = header.shape.as_slice() else {
-            return Err(bad(format!(
-                "its shape {:?} has {} dimensions, expected 1: merge inputs are 1-D arrays",
-                header.shape,
-                header.shape.len()
-            )));
-        };
-        // Checked before reading, so that a corrupt header cannot ask for an absurd allocation.
-        let needed = len as u128 * u128::from(dtype.key_bytes());
-        let data_bytes = reader.stream_position().map(|at| file_len.saturating_sub(at)).unwrap_or(0);
-        if u128::from(data_bytes) != needed {
-            return Err(bad(format!(
-                "it holds {data_bytes} bytes of data, but {len} {} keys need {needed}",
-                dtype.numpy_name()
-            )));
-        }
-        Ok(Self { option, path: path.to_owned(), header, reader, dtype, len })
-    }
-
-    /// The keys, as `K` (the file's key type).
-    fn read<K: ReadableElement>(self) -> Result<Vec<K>> {
-        K::read_to_end_exact_vec(self.reader, &self.header.type_descriptor, self.len)
-            .map_err(|e| Self::bad(self.option, &self.path, format!("cannot read its data ({e})")))
-    }
-}
-
 /// A and B read from `.npy` files, of one key type.
 #[derive(Debug, PartialEq)]
 enum NpyInputs {
@@ -438,34 +340,28 @@ impl NpyInputs {
 }
 
 /// Reads A and B from the `.npy` files at `a` and `b` (`--input-a`, `--input-b`): both headers
-/// are checked, and their dtypes compared, before any data is read. Whether the keys are sorted
-/// and NaN-free is checked later, by the library, before the merge.
+/// are checked ([`NpyInput::open`]), and their dtypes compared, before any data is read. Whether
+/// the keys are sorted and NaN-free is checked later, by the library, before the merge.
 fn read_inputs(a: &Path, b: &Path) -> Result<NpyInputs> {
-    let a = NpyKeysFile::open("--input-a", a)?;
-    let b = NpyKeysFile::open("--input-b", b)?;
-    if a.dtype != b.dtype {
+    let keys = Dims { count: 1, meaning: "merge inputs are 1-D arrays" };
+    let a = NpyInput::open("--input-a", a, &NpyDtype::ALL, keys)?;
+    let b = NpyInput::open("--input-b", b, &NpyDtype::ALL, keys)?;
+    if a.dtype() != b.dtype() {
         return Err(Error::BadArgument(format!(
             "--input-a {} holds {} keys but --input-b {} holds {}: both inputs must have the same dtype",
-            a.path.display(),
-            a.dtype.numpy_name(),
-            b.path.display(),
-            b.dtype.numpy_name()
+            a.path().display(),
+            a.dtype().numpy_name(),
+            b.path().display(),
+            b.dtype().numpy_name()
         )));
     }
-    Ok(match a.dtype {
-        DtypeArg::I32 => NpyInputs::I32(a.read()?, b.read()?),
-        DtypeArg::U32 => NpyInputs::U32(a.read()?, b.read()?),
-        DtypeArg::I64 => NpyInputs::I64(a.read()?, b.read()?),
-        DtypeArg::F32 => NpyInputs::F32(a.read()?, b.read()?),
-        DtypeArg::F64 => NpyInputs::F64(a.read()?, b.read()?),
-        DtypeArg::All => unreachable!("npy_dtype names one key type"),
+    Ok(match a.dtype() {
+        NpyDtype::I32 => NpyInputs::I32(a.read()?, b.read()?),
+        NpyDtype::U32 => NpyInputs::U32(a.read()?, b.read()?),
+        NpyDtype::I64 => NpyInputs::I64(a.read()?, b.read()?),
+        NpyDtype::F32 => NpyInputs::F32(a.read()?, b.read()?),
+        NpyDtype::F64 => NpyInputs::F64(a.read()?, b.read()?),
     })
-}
-
-/// Writes the merged `keys` to the `.npy` file at `path`, for `--output`.
-fn write_keys_npy<K: WritableElement>(path: &Path, keys: Vec<K>) -> Result<()> {
-    write_npy(path, &Array1::from_vec(keys))
-        .map_err(|e| Error::BadArgument(format!("--output {}: cannot write it ({e})", path.display())))
 }
 
 /// `--output` saves one merge, so it needs exactly one variant and one key type.
@@ -612,7 +508,7 @@ fn run_keys<K: HostKey + WritableElement, O: KeyOrder<K>>(
         });
     }
     if let Some(path) = &args.output {
-        write_keys_npy(path, problem.output()?)?;
+        npy::write_output(path, &Array1::from_vec(problem.output()?))?;
     }
     Ok(rows)
 }
@@ -710,7 +606,7 @@ fn run_set<K: HostKey + WritableElement>(
         ..Row::new(MergeVariant::Path, K::NAME, (ms, copy_ms), (problem.m() + problem.n(), bytes), check)
     };
     if let Some(path) = &args.output {
-        write_keys_npy(path, out)?;
+        npy::write_output(path, &Array1::from_vec(out))?;
     }
     Ok(vec![row])
 }
@@ -1249,13 +1145,8 @@ mod tests {
         assert_eq!(read_inputs(&a, &b).unwrap(), NpyInputs::F64(vec![0.25], vec![-1.0, 1.0]));
         // --output writes what --input reads.
         let c = tmp.path().join("c.npy");
-        write_keys_npy(&c, vec![-1.0f64, 0.25, 1.0]).unwrap();
+        npy::write_output(&c, &Array1::from_vec(vec![-1.0f64, 0.25, 1.0])).unwrap();
         assert_eq!(read_inputs(&c, &b).unwrap(), NpyInputs::F64(vec![-1.0, 0.25, 1.0], vec![-1.0, 1.0]));
-        let err = write_keys_npy(&tmp.path().join("no/such/dir/c.npy"), vec![1i32]).unwrap_err();
-        assert!(
-            err.to_string().starts_with("bad argument: --output ")
-                && err.to_string().contains("cannot write")
-        );
     }
 
     #[test]
@@ -1270,19 +1161,13 @@ mod tests {
         save(&file("short.npy"), vec![0i32; 8]);
         let bytes = std::fs::read(file("short.npy")).unwrap();
         std::fs::write(file("short.npy"), &bytes[..bytes.len() - 4]).unwrap();
-        // The same file with a big-endian descriptor.
-        let mut bytes = std::fs::read(file("good.npy")).unwrap();
-        let at = bytes.windows(5).position(|w| w == b"'<i4'").unwrap();
-        bytes[at + 1] = b'>';
-        std::fs::write(file("big.npy"), bytes).unwrap();
         for (name, reason) in [
             ("missing.npy", "cannot open it"),
             ("i16.npy", "its dtype is '<i2', expected int32"),
-            ("big.npy", "big-endian int32"),
             ("2d.npy", "has 2 dimensions, expected 1"),
             ("0d.npy", "has 0 dimensions, expected 1"),
             ("text.npy", "not a NumPy .npy file"),
-            ("short.npy", "8 int32 keys need 32"),
+            ("short.npy", "its shape [8] of int32 needs 32"),
         ] {
             for (a, b, option) in [(name, "good.npy", "--input-a"), ("good.npy", name, "--input-b")] {
                 let err = read_inputs(&file(a), &file(b)).unwrap_err();
@@ -1327,17 +1212,5 @@ mod tests {
         assert!(matches!(err, Error::NanKey { array: "B", index: 1 }), "{err:?}");
         save(&b, vec![-0.0f32, 0.0, 1.0]);
         read_inputs(&a, &b).unwrap().check_sorted(OrderArg::Asc).unwrap();
-    }
-
-    #[test]
-    fn npy_type_descriptors() {
-        assert_eq!(npy_dtype("<i4"), Some(DtypeArg::I32));
-        assert_eq!(npy_dtype("<u4"), Some(DtypeArg::U32));
-        assert_eq!(npy_dtype("<i8"), Some(DtypeArg::I64));
-        assert_eq!(npy_dtype("<f4"), Some(DtypeArg::F32));
-        assert_eq!(npy_dtype("<f8"), Some(DtypeArg::F64));
-        for other in [">i4", "<u8", "<f2", "|u1", "i4", ""] {
-            assert_eq!(npy_dtype(other), None, "{other}");
-        }
     }
 }

@@ -4,8 +4,6 @@
 //! copy ceiling it reaches. The input is
 //! random, or a NumPy `.npy` file (`--input`); `--output` saves the result as `.npy`.
 
-use std::fs::File;
-use std::io::{BufReader, Seek};
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
@@ -16,6 +14,7 @@ use gpu_kernels::stencil::tiles::{MAX_CLUSTER, NO_CLUSTER};
 use gpu_kernels::stencil::{Coeffs, Grid3};
 use host::distributed::{Ranks, SlabRun, measure, shared_id};
 use host::gpu::PtxChoice;
+use host::npy::{self, Dims, NpyDtype, NpyInput};
 use host::preflight::{self, StencilNeed};
 use host::progress::step;
 use host::report::{Table, gpu_line, parse_list, report_error, thousands};
@@ -25,8 +24,7 @@ use host::stencil::{
 use host::verify::{Comparison, compare};
 use host::{Element, Error, Gpu, Precision, Result, random, stats::median_after_warm_up};
 use ndarray::Array3;
-use ndarray_npy::npy::header::Header;
-use ndarray_npy::{ReadableElement, WritableElement, write_npy};
+use ndarray_npy::WritableElement;
 use serde_json::json;
 
 #[derive(Parser, Debug)]
@@ -415,74 +413,24 @@ impl NpyGrid {
     }
 }
 
-/// The element type of a `.npy` type descriptor, if it is `float32` or `float64` (either byte order).
-fn npy_dtype(descriptor: &str) -> Option<Precision> {
-    match descriptor.strip_prefix(['<', '>'])? {
-        "f4" => Some(Precision::F32),
-        "f8" => Some(Precision::F64),
-        _ => None,
-    }
-}
-
-/// Reads a grid of shape `(nz, ny, nx)`, C order, `float32` or `float64`, from the `.npy` file at
-/// `path`. Every extent must be at least 3.
+/// Reads a grid of shape `(nz, ny, nx)`, C order, `float32` or `float64` in either byte order,
+/// from the `.npy` file at `path` ([`NpyInput`] checks the header first). Every extent must be at
+/// least 3.
 fn read_grid_npy(path: &Path) -> Result<NpyGrid> {
-    let bad = |why: String| Error::BadArgument(format!("--input {}: {why}", path.display()));
-    let file = File::open(path).map_err(|e| bad(format!("cannot open it: {e}")))?;
-    let file_len = file.metadata().map_err(|e| bad(format!("cannot read it: {e}")))?.len();
-    let mut reader = BufReader::new(file);
-    let header = Header::from_reader(&mut reader).map_err(|e| bad(format!("not a NumPy .npy file ({e})")))?;
-    let descriptor = header.type_descriptor.as_string().map(String::as_str).unwrap_or("");
-    let dtype = npy_dtype(descriptor).ok_or_else(|| {
-        bad(format!("its dtype is {}, expected float32 ('<f4') or float64 ('<f8')", header.type_descriptor))
-    })?;
-    if header.layout.is_fortran() {
-        return Err(bad("it is in Fortran order; save it in C order (np.ascontiguousarray)".into()));
-    }
-    let &[nz, ny, nx] = header.shape.as_slice() else {
-        return Err(bad(format!(
-            "its shape {:?} has {} dimensions, expected 3: (nz, ny, nx)",
-            header.shape,
-            header.shape.len()
-        )));
-    };
+    let dims = Dims { count: 3, meaning: "(nz, ny, nx)" };
+    let file = NpyInput::open("--input", path, &[NpyDtype::F32, NpyDtype::F64], dims)?;
+    let &[nz, ny, nx] = file.shape() else { unreachable!("NpyInput::open checked 3 dimensions") };
     grid_of(nz, ny, nx).map_err(|e| match e {
         Error::BadShape(why) => {
             Error::BadShape(format!("--input {} holds {nz}x{ny}x{nx}: {why}", path.display()))
         }
         other => other,
     })?;
-    // Checked before reading, so that a corrupt header cannot ask for an absurd allocation.
-    let needed = nz as u128 * ny as u128 * nx as u128 * dtype.bytes() as u128;
-    let data_bytes = reader.stream_position().map(|at| file_len.saturating_sub(at)).unwrap_or(0);
-    if u128::from(data_bytes) != needed {
-        return Err(bad(format!(
-            "it holds {data_bytes} bytes of data, but a {nz}x{ny}x{nx} {dtype} grid needs {needed}"
-        )));
-    }
-    let shape = (nz, ny, nx);
-    Ok(match dtype {
-        Precision::F32 => NpyGrid::F32(read_npy_data(reader, &header, shape).map_err(bad)?),
-        Precision::F64 => NpyGrid::F64(read_npy_data(reader, &header, shape).map_err(bad)?),
+    Ok(match file.dtype() {
+        NpyDtype::F32 => NpyGrid::F32(file.read_array()?),
+        NpyDtype::F64 => NpyGrid::F64(file.read_array()?),
+        other => unreachable!("NpyInput::open accepts float32 and float64 only, not {other:?}"),
     })
-}
-
-/// The data after a `.npy` header, as a grid of `shape`.
-fn read_npy_data<T: ReadableElement>(
-    reader: impl std::io::Read,
-    header: &Header,
-    shape: (usize, usize, usize),
-) -> std::result::Result<Array3<T>, String> {
-    let len = shape.0 * shape.1 * shape.2;
-    let values = T::read_to_end_exact_vec(reader, &header.type_descriptor, len)
-        .map_err(|e| format!("cannot read its data ({e})"))?;
-    Ok(Array3::from_shape_vec(shape, values).expect("length matches the shape"))
-}
-
-/// Writes `grid` to the `.npy` file at `path`, for `--output`.
-fn write_grid_npy<T: WritableElement>(path: &Path, grid: &Array3<T>) -> Result<()> {
-    write_npy(path, grid)
-        .map_err(|e| Error::BadArgument(format!("--output {}: cannot write it ({e})", path.display())))
 }
 
 /// The element types to run: `--dtype` (default all), or with `--input` the file's, which
@@ -607,7 +555,7 @@ fn run_dtype<T: Element + WritableElement>(gpu: &Gpu, args: &Args, input: Array3
         });
     }
     if let Some(path) = &args.output {
-        write_grid_npy(path, &problem.output()?)?;
+        npy::write_output(path, &problem.output()?)?;
     }
     Ok(rows)
 }
@@ -1047,7 +995,7 @@ mod tests {
         let tmp = tempfile::tempdir().unwrap();
         let path = tmp.path().join("grid.npy");
         let f32_grid = random::random_grid::<f32>((3, 4, 5), 7).unwrap();
-        write_grid_npy(&path, &f32_grid).unwrap();
+        npy::write_output(&path, &f32_grid).unwrap();
         let read = read_grid_npy(&path).unwrap();
         assert_eq!(read.grid(), Grid3 { nx: 5, ny: 4, nz: 3 });
         assert_eq!(read, NpyGrid::F32(f32_grid));
@@ -1085,15 +1033,6 @@ mod tests {
             let text = err.to_string();
             assert!(matches!(err, Error::BadArgument(_) | Error::BadShape(_)), "{name}: {text}");
             assert!(text.contains(reason) && text.contains(name) && !text.contains('\n'), "{name}: {text}");
-        }
-    }
-
-    #[test]
-    fn npy_type_descriptors() {
-        assert_eq!(npy_dtype("<f4"), Some(Precision::F32));
-        assert_eq!(npy_dtype(">f8"), Some(Precision::F64));
-        for other in ["<f2", "<i4", "f4", "|u1", ""] {
-            assert_eq!(npy_dtype(other), None, "{other}");
         }
     }
 
