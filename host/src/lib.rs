@@ -32,6 +32,7 @@ macro_rules! named_on_the_command_line {
     };
 }
 
+pub mod cli;
 pub mod distributed;
 pub mod element;
 pub mod error;

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, ValueEnum};
 use gpu_kernels::merge::tiles::PathShape;
-use host::gpu::PtxChoice;
+use host::cli::RunOptions;
 use host::merge::family_reference::{gather, merge_by_key_reference_in, set_sources};
 use host::merge::{
     Ascending, ByUpper16, Descending, Distribution, HostKey, KeyOrder, MergeByKeyProblem, MergeProblem,
@@ -112,26 +112,8 @@ struct Args {
     /// Input keys: uniform, few-unique, all-equal, disjoint (all of A below B) or interleaved.
     #[arg(long, default_value = "uniform", value_parser = |s: &str| s.parse::<Distribution>().map_err(|e| e.to_string()))]
     dist: Distribution,
-    /// Timed runs per variant; the median is reported.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
-    repeat: u32,
-    /// Skip the check against the CPU merge.
-    #[arg(long)]
-    no_verify: bool,
-    /// Print the results as JSON instead of a table.
-    #[arg(long)]
-    json: bool,
-    /// GPU ordinal.
-    #[arg(long, default_value_t = 0)]
-    device: usize,
-    /// Which build of the kernels to load: auto (the Hopper build, sm_90, on GPUs of compute
-    /// capability 9.0 and up, else the portable one), portable (sm_70, on any GPU; to measure
-    /// what the Hopper build gains) or hopper.
-    #[arg(long, value_enum, default_value_t = PtxChoice::Auto)]
-    ptx: PtxChoice,
-    /// Seed of the random inputs (default: a fresh one, printed).
-    #[arg(long)]
-    seed: Option<u64>,
+    #[command(flatten)]
+    run: RunOptions,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -483,10 +465,11 @@ fn run_keys<K: HostKey + WritableElement, O: KeyOrder<K>>(
         None => {}
     }
     let mut problem = MergeProblem::new_in::<O>(gpu, a, b)?;
-    let repeat = args.repeat as usize;
+    let repeat = args.run.repeat as usize;
     let copy_ms = median_after_warm_up(repeat, || problem.copy_ms())?;
-    let reference = (!args.no_verify)
-        .then(|| step("merging on the CPU (the reference)", args.json, || merge_reference_in::<K, O>(a, b)));
+    let reference = (!args.run.no_verify).then(|| {
+        step("merging on the CPU (the reference)", args.run.json, || merge_reference_in::<K, O>(a, b))
+    });
     let mut rows = Vec::new();
     for &variant in &args.variant.0 {
         let path_shape = args.path_shape.filter(|_| variant == MergeVariant::Path);
@@ -497,7 +480,7 @@ fn run_keys<K: HostKey + WritableElement, O: KeyOrder<K>>(
         let check = match &reference {
             Some(reference) => {
                 let out = problem.output()?;
-                Some(step("checking the result", args.json, || first_difference(&out, reference)))
+                Some(step("checking the result", args.run.json, || first_difference(&out, reference)))
             }
             None => None,
         };
@@ -528,10 +511,10 @@ fn run_by_key<K: HostKey, V: SourceValue, O: KeyOrder<K>>(
 ) -> Result<Vec<Row>> {
     let (a_values, b_values) = generated_values::<V>(args, a.len(), b.len());
     let mut problem = MergeByKeyProblem::new_in::<O>(gpu, a, &a_values, b, &b_values)?;
-    let repeat = args.repeat as usize;
+    let repeat = args.run.repeat as usize;
     let copy_ms = median_after_warm_up(repeat, || problem.copy_ms())?;
-    let reference = (!args.no_verify).then(|| {
-        step("merging by key on the CPU (the reference)", args.json, || {
+    let reference = (!args.run.no_verify).then(|| {
+        step("merging by key on the CPU (the reference)", args.run.json, || {
             merge_by_key_reference_in::<K, O, V>(a, &a_values, b, &b_values)
         })
     });
@@ -551,7 +534,7 @@ fn run_by_key<K: HostKey, V: SourceValue, O: KeyOrder<K>>(
 
 /// The generated values of A and B (each naming its source), `a_len` and `b_len` of them.
 fn generated_values<V: SourceValue>(args: &Args, a_len: usize, b_len: usize) -> (Vec<V>, Vec<V>) {
-    step("generating the values", args.json, || {
+    step("generating the values", args.run.json, || {
         (source_values::<V>(false, a_len), source_values::<V>(true, b_len))
     })
 }
@@ -562,7 +545,7 @@ fn first_wrong_pair<K: HostKey, V: SourceValue>(
     (out_keys, out_values): &(Vec<K>, Vec<V>),
     (keys, values): &(Vec<K>, Vec<V>),
 ) -> Option<usize> {
-    step("checking the result", args.json, || {
+    step("checking the result", args.run.json, || {
         let wrong_key = first_difference(out_keys, keys);
         wrong_key.into_iter().chain(first_value_difference(out_values, values)).min()
     })
@@ -584,10 +567,10 @@ fn run_set<K: HostKey + WritableElement>(
 ) -> Result<Vec<Row>> {
     let operation = set.operation();
     let mut problem = SetProblem::new(gpu, a, b)?;
-    let repeat = args.repeat as usize;
+    let repeat = args.run.repeat as usize;
     let copy_ms = median_after_warm_up(repeat, || problem.copy_ms())?;
-    let reference = (!args.no_verify).then(|| {
-        step("walking A and B on the CPU (the reference)", args.json, || {
+    let reference = (!args.run.no_verify).then(|| {
+        step("walking A and B on the CPU (the reference)", args.run.json, || {
             gather(&set_sources(operation, a, b), a, b)
         })
     });
@@ -597,7 +580,7 @@ fn run_set<K: HostKey + WritableElement>(
     // The outputs come back only when something reads them.
     let out = if reference.is_some() || args.output.is_some() { problem.output()? } else { Vec::new() };
     let check = reference
-        .map(|reference| step("checking the result", args.json, || first_difference(&out, &reference)));
+        .map(|reference| step("checking the result", args.run.json, || first_difference(&out, &reference)));
     let bytes = problem.bytes_moved().unwrap_or(0);
     let row = Row {
         path_shape: args.path_shape,
@@ -623,10 +606,10 @@ fn run_set_by_key<K: HostKey, V: SourceValue>(
     let operation = set.operation();
     let (a_values, b_values) = generated_values::<V>(args, a.len(), b.len());
     let mut problem = SetByKeyProblem::new(gpu, a, &a_values, b, &b_values)?;
-    let repeat = args.repeat as usize;
+    let repeat = args.run.repeat as usize;
     let copy_ms = median_after_warm_up(repeat, || problem.copy_ms())?;
-    let reference = (!args.no_verify).then(|| {
-        step("walking A and B on the CPU (the reference)", args.json, || {
+    let reference = (!args.run.no_verify).then(|| {
+        step("walking A and B on the CPU (the reference)", args.run.json, || {
             let sources = set_sources(operation, a, b);
             (gather(&sources, a, b), gather(&sources, &a_values, &b_values))
         })
@@ -653,7 +636,7 @@ fn run_dtype<K: HostKey + WritableElement, O: Arrange<K>>(
     args: &Args,
     seed: u64,
 ) -> Result<Vec<Row>> {
-    let (a, b) = step("generating the inputs", args.json, || {
+    let (a, b) = step("generating the inputs", args.run.json, || {
         args.dist.generate::<K>(args.m, args.n, seed).map(|(a, b)| (O::arrange(a), O::arrange(b)))
     })?;
     run_keys::<K, O>(gpu, args, &a, &b)
@@ -731,7 +714,7 @@ fn run_all(gpu: &Gpu, args: &Args, files: Option<NpyInputs>, seed: u64) -> Resul
 /// Refuses, before the kernels load or anything is allocated, a merge that the GPU or the
 /// host cannot hold for every chosen key type (one line, exit status 2).
 fn preflight(args: &Args, m: usize, n: usize, dtype: DtypeArg) -> Result<()> {
-    let (free, _) = host::gpu::device_memory(args.device)?;
+    let (free, _) = host::gpu::device_memory(args.run.device)?;
     let available = preflight::host_available();
     let all = dtype == DtypeArg::All;
     let needs = [
@@ -747,7 +730,7 @@ fn preflight(args: &Args, m: usize, n: usize, dtype: DtypeArg) -> Result<()> {
     for (_, need) in needs.into_iter().filter(|(d, _)| all || *d == dtype) {
         let need = MergeNeed { value_bytes, partition_words, ..need };
         need.check_device(free as u64)?;
-        need.check_host(!args.no_verify, available)?;
+        need.check_host(!args.run.no_verify, available)?;
     }
     Ok(())
 }
@@ -820,12 +803,12 @@ fn run(args: &Args) -> Result<ExitCode> {
         ));
     }
     preflight(args, m, n, dtype)?;
-    let gpu = Gpu::with_ptx(args.device, args.ptx)?;
-    let seed = args.seed.unwrap_or_else(random::fresh_seed);
+    let gpu = Gpu::with_ptx(args.run.device, args.run.ptx)?;
+    let seed = args.run.seed.unwrap_or_else(random::fresh_seed);
     let rows = run_all(&gpu, args, files, seed)?;
     let gkeys = |r: &Row, ms: f64| r.keys as f64 / ms / 1e6;
     let gbs = |r: &Row, ms: f64| r.bytes as f64 / ms / 1e6;
-    if args.json {
+    if args.run.json {
         let rows: Vec<_> = rows
             .iter()
             .map(|r| {
@@ -843,7 +826,7 @@ fn run(args: &Args) -> Result<ExitCode> {
         let mut report = json!({
             "gpu": gpu.info.name, "compute_capability": gpu.info.compute_capability,
             "driver_cuda_version": gpu.info.driver_cuda_version, "ptx_arch": gpu.info.ptx_arch,
-            "m": m, "n": n, "dist": args.dist.name(), "repeat": args.repeat, "seed": seed, "rows": rows,
+            "m": m, "n": n, "dist": args.dist.name(), "repeat": args.run.repeat, "seed": seed, "rows": rows,
         });
         if let (Some(a), Some(b)) = (&args.input_a, &args.input_b) {
             report["dist"] = serde_json::Value::Null;
@@ -870,7 +853,7 @@ fn run(args: &Args) -> Result<ExitCode> {
             "{what} m = {} + n = {} keys{with_values} ({source}), median of {} runs",
             thousands(m),
             thousands(n),
-            args.repeat
+            args.run.repeat
         );
         println!(
             "ceiling: device-to-device copy of A and B into C (m + n {copied} read once, written once)\n"
@@ -941,7 +924,7 @@ mod tests {
         assert_eq!(args.dtype, DtypeArg::All);
         assert_eq!(args.variant.0, MergeVariant::ALL);
         assert_eq!(args.dist, Distribution::Uniform);
-        assert_eq!((args.repeat, args.no_verify, args.json), (20, false, false));
+        assert_eq!((args.run.repeat, args.run.no_verify, args.run.json), (20, false, false));
     }
 
     #[test]
@@ -982,9 +965,9 @@ mod tests {
         .unwrap();
         assert_eq!((args.m, args.n, args.dtype), (5000, 37, DtypeArg::F64));
         assert_eq!(args.variant.0, [MergeVariant::Tiled, MergeVariant::Circular]);
-        assert_eq!((args.dist, args.repeat, args.seed), (Distribution::AllEqual, 3, Some(9)));
+        assert_eq!((args.dist, args.run.repeat, args.run.seed), (Distribution::AllEqual, 3, Some(9)));
         assert_eq!(args.path_shape, Some(PathShape::new(256, 15).pipelined()));
-        assert_eq!(args.ptx, PtxChoice::Portable);
+        assert_eq!(args.run.ptx, host::gpu::PtxChoice::Portable);
     }
 
     #[test]

@@ -12,8 +12,8 @@ use clap::Parser;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
 use gpu_kernels::stencil::tiles::{MAX_CLUSTER, NO_CLUSTER};
 use gpu_kernels::stencil::{Coeffs, Grid3};
+use host::cli::RunOptions;
 use host::distributed::{Ranks, SlabRun, measure, shared_id};
-use host::gpu::PtxChoice;
 use host::npy::{self, Dims, NpyDtype, NpyInput};
 use host::preflight::{self, StencilNeed};
 use host::progress::step;
@@ -95,26 +95,8 @@ struct Args {
     /// capability 9.0 launch plainly.
     #[arg(long, value_name = "N", conflicts_with = "gpus", value_parser = clap::value_parser!(u32).range(i64::from(NO_CLUSTER)..=i64::from(MAX_CLUSTER)))]
     cluster: Option<u32>,
-    /// Timed runs per variant; the median is reported.
-    #[arg(long, default_value_t = 20, value_parser = clap::value_parser!(u32).range(1..))]
-    repeat: u32,
-    /// Skip the check against the CPU reference.
-    #[arg(long)]
-    no_verify: bool,
-    /// Print the results as JSON instead of a table.
-    #[arg(long)]
-    json: bool,
-    /// GPU ordinal.
-    #[arg(long, default_value_t = 0)]
-    device: usize,
-    /// Which build of the kernels to load: auto (the Hopper build, sm_90, on GPUs of compute
-    /// capability 9.0 and up, else the portable one), portable (sm_70, on any GPU; to measure
-    /// what the Hopper build gains) or hopper.
-    #[arg(long, value_enum, default_value_t = PtxChoice::Auto)]
-    ptx: PtxChoice,
-    /// Seed of the random input (default: a fresh one, printed).
-    #[arg(long)]
-    seed: Option<u64>,
+    #[command(flatten)]
+    run: RunOptions,
     /// Run on GPUs 0..N of this process (a number, or `all`): the grid split along z into one
     /// slab per GPU, halo planes exchanged over NCCL every --halo steps (needs libnccl). Times
     /// one --variant (streaming by default, or one of the book's; seven-point star) with and
@@ -212,8 +194,8 @@ fn run_gpus(args: &Args, count: GpuCount) -> Result<ExitCode> {
         }
         None => None,
     };
-    let gpus = ordinals.iter().map(|&i| Gpu::with_ptx(i, args.ptx)).collect::<Result<Vec<_>>>()?;
-    let seed = args.seed.unwrap_or(if ranks.is_some() { 1 } else { random::fresh_seed() });
+    let gpus = ordinals.iter().map(|&i| Gpu::with_ptx(i, args.run.ptx)).collect::<Result<Vec<_>>>()?;
+    let seed = args.run.seed.unwrap_or(if ranks.is_some() { 1 } else { random::fresh_seed() });
     let Grid3 { nx, ny, nz } = args.grid;
     let job = Job {
         variant,
@@ -221,7 +203,7 @@ fn run_gpus(args: &Args, count: GpuCount) -> Result<ExitCode> {
         seed,
         values: coefficients(args),
         steps: args.steps as usize,
-        repeat: args.repeat as usize,
+        repeat: args.run.repeat as usize,
     };
     let mut rows = Vec::new();
     for &precision in args.dtype.unwrap_or(DtypeArg::All).precisions() {
@@ -235,7 +217,7 @@ fn run_gpus(args: &Args, count: GpuCount) -> Result<ExitCode> {
         "gpu": gpus[0].info.name, "gpus": world, "rank": ranks.map(|r| r.rank),
         "grid": { "nz": nz, "ny": ny, "nx": nx }, "steps": job.steps, "repeat": job.repeat, "seed": seed, "rows": rows,
     });
-    if args.json {
+    if args.run.json {
         println!("{}", serde_json::to_string_pretty(&report).expect("JSON of plain values"));
     } else {
         let rank = ranks.map_or(String::new(), |r| format!(", rank {} of {}", r.rank, r.world_size));
@@ -293,7 +275,7 @@ fn run_slabs<T: Element + cudarc::nccl::NcclType>(
     args: &Args,
     job: &Job,
 ) -> Result<serde_json::Value> {
-    let input = step(&format!("generating the {} input", T::NAME), args.json, || {
+    let input = step(&format!("generating the {} input", T::NAME), args.run.json, || {
         random::random_grid::<T>(job.shape, job.seed)
     })?;
     let coeffs = seven_point::<T>(&job.values);
@@ -310,7 +292,7 @@ fn run_slabs<T: Element + cudarc::nccl::NcclType>(
         job.variant,
         (input.view(), coeffs),
         (job.steps, job.repeat),
-        !args.no_verify,
+        !args.run.no_verify,
     )?;
     Ok(json!({
         "dtype": T::NAME, "gpus": row.gpus, "halo": args.halo, "overlap": row.overlap, "variant": job.variant.name(),
@@ -513,11 +495,11 @@ fn run_dtype<T: Element + WritableElement>(gpu: &Gpu, args: &Args, input: Array3
         problem.set_kept_l2_percent(percent)?;
     }
     problem.set_cluster(args.cluster)?;
-    let repeat = args.repeat as usize;
+    let repeat = args.run.repeat as usize;
     let copy_ms = median_after_warm_up(repeat, || problem.copy_ms(1))?;
-    let reference = (!args.no_verify)
+    let reference = (!args.run.no_verify)
         .then(|| {
-            step("computing the CPU reference", args.json, || {
+            step("computing the CPU reference", args.run.json, || {
                 high_order::reference_shape_steps(input.view(), shape, &values, steps)
             })
         })
@@ -537,7 +519,7 @@ fn run_dtype<T: Element + WritableElement>(gpu: &Gpu, args: &Args, input: Array3
                 let out = problem.output()?;
                 let (out, reference) =
                     (out.as_slice().expect("contiguous"), reference.as_slice().expect("contiguous"));
-                Some(step("checking the result", args.json, || compare(out, reference)))
+                Some(step("checking the result", args.run.json, || compare(out, reference)))
             }
             None => None,
         };
@@ -608,7 +590,7 @@ fn run_generated<T: Element + WritableElement>(gpu: &Gpu, args: &Args, seed: u64
     let Grid3 { nx, ny, nz } = args.grid;
     let shape = (nz as usize, ny as usize, nx as usize);
     let what = format!("generating the {} input", T::PRECISION);
-    let input = step(&what, args.json, || random::random_grid::<T>(shape, seed))?;
+    let input = step(&what, args.run.json, || random::random_grid::<T>(shape, seed))?;
     run_dtype(gpu, args, input)
 }
 
@@ -656,12 +638,12 @@ fn check_fuse(args: &Args, dtype: DtypeArg) -> Result<()> {
 /// Refuses, before the kernels load or anything is allocated, a grid that the GPU or the host
 /// cannot hold for every chosen element type (one line, exit status 2).
 fn preflight(args: &Args, grid: Grid3, dtype: DtypeArg) -> Result<()> {
-    let (free, _) = host::gpu::device_memory(args.device)?;
+    let (free, _) = host::gpu::device_memory(args.run.device)?;
     let available = preflight::host_available();
     let needs = dtype.precisions().iter().map(|&precision| StencilNeed::new(grid, precision));
     for need in needs {
         need.check_device(free as u64)?;
-        need.check_host(!args.no_verify, available)?;
+        need.check_host(!args.run.no_verify, available)?;
     }
     Ok(())
 }
@@ -677,11 +659,11 @@ fn run(args: &Args) -> Result<ExitCode> {
     check_shape(args, grid)?;
     check_fuse(args, dtype)?;
     preflight(args, grid, dtype)?;
-    let gpu = Gpu::with_ptx(args.device, args.ptx)?;
-    let seed = args.seed.unwrap_or_else(random::fresh_seed);
+    let gpu = Gpu::with_ptx(args.run.device, args.run.ptx)?;
+    let seed = args.run.seed.unwrap_or_else(random::fresh_seed);
     let rows = run_all(&gpu, args, file, dtype, seed)?;
     let Grid3 { nx, ny, nz } = grid;
-    if args.json {
+    if args.run.json {
         let rows: Vec<_> = rows
             .iter()
             .map(|r| {
@@ -697,7 +679,7 @@ fn run(args: &Args) -> Result<ExitCode> {
         let mut report = json!({
             "gpu": gpu.info.name, "compute_capability": gpu.info.compute_capability,
             "driver_cuda_version": gpu.info.driver_cuda_version, "ptx_arch": gpu.info.ptx_arch,
-            "grid": { "nz": nz, "ny": ny, "nx": nx }, "steps": args.steps, "repeat": args.repeat,
+            "grid": { "nz": nz, "ny": ny, "nx": nx }, "steps": args.steps, "repeat": args.run.repeat,
             "shape": args.shape.name(), "coeffs": coefficients(args), "seed": seed, "rows": rows,
         });
         if let Some(path) = &args.input {
@@ -724,7 +706,7 @@ fn run(args: &Args) -> Result<ExitCode> {
             args.shape,
             args.steps,
             coefficients(args),
-            args.repeat
+            args.run.repeat
         );
         if let Some(cluster) = args.cluster {
             let plain = if gpu.info.clusters { "" } else { " (this GPU has none: launched plainly)" };
@@ -840,7 +822,7 @@ mod tests {
         assert_eq!(args.variant.0, StencilVariant::ALL);
         assert_eq!(coefficients(&args), [-6.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]);
         assert_eq!(args.shape, StencilShape::Star7);
-        assert_eq!((args.steps, args.repeat, args.no_verify, args.json), (1, 20, false, false));
+        assert_eq!((args.steps, args.run.repeat, args.run.no_verify, args.run.json), (1, 20, false, false));
         assert_eq!(args.kept_l2, None, "the element type's default share of L2");
         assert_eq!(parse(&["--kept-l2", "50"]).unwrap().kept_l2, Some(50));
         assert_eq!(args.cluster, None, "each launch shape's own cluster");
@@ -927,7 +909,7 @@ mod tests {
         assert_eq!(args.grid, Grid3 { nx: 1000, ny: 5, nz: 5 });
         assert_eq!(args.variant.0, [StencilVariant::SharedTiled, StencilVariant::RegisterTiled]);
         assert_eq!(coefficients(&args)[0], 0.4);
-        assert_eq!((args.steps, args.repeat, args.seed), (10, 3, Some(42)));
+        assert_eq!((args.steps, args.run.repeat, args.run.seed), (10, 3, Some(42)));
     }
 
     #[test]
