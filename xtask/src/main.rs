@@ -7,7 +7,7 @@
 //! [--merge-peers FILE] [--scaling FILE]`: writes `docs/benchmarks.md` and SVG charts in
 //! `docs/benchmarks/` from criterion's saved results, the peers' (`benches/peers/stencil_peers.py`,
 //! `benches/peers/merge_peers.py`) and the several-GPU runs' (`stencil --gpus … --json`) (see
-//! `bench_report.rs` and `scaling_report.rs`).
+//! `bench_report/` and `scaling_report.rs`).
 
 mod bench_report;
 mod scaling_report;

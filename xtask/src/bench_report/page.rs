@@ -1,0 +1,243 @@
+//! The Markdown page: the header, each group's table, the peers' note, the chart's link and the
+//! hand-written commentary.
+
+use std::fmt::Write as _;
+
+use super::chart::chart;
+use super::groups::Group;
+use super::peers::Peer;
+use super::stamp::Stamp;
+use super::{
+    MERGE_PEERS_COMMAND, MERGE_PEERS_FILE, PEERS_COMMAND, PEERS_FILE, SCALING_COMMANDS, SCALING_FILE,
+    SHAPE_PEERS_COMMAND,
+};
+
+/// Hand-written commentary: the sections of the commentary file headed `## <group_id>`, keyed by
+/// group id, in file order. `## ` lines inside fenced code blocks do not start sections; text
+/// before the first heading is ignored.
+pub fn parse_commentary(text: &str) -> Vec<(String, String)> {
+    let mut sections: Vec<(String, Vec<&str>)> = Vec::new();
+    let mut in_fence = false;
+    for line in text.lines() {
+        let trimmed = line.trim_start();
+        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
+            in_fence = !in_fence;
+        }
+        if !in_fence && let Some(heading) = line.strip_prefix("## ") {
+            sections.push((heading.trim().to_owned(), Vec::new()));
+        } else if let Some((_, body)) = sections.last_mut() {
+            body.push(line);
+        }
+    }
+    sections
+        .into_iter()
+        .map(|(id, body)| (id, body.join("\n").trim_matches('\n').trim_end().to_owned()))
+        .collect()
+}
+
+pub(super) fn format_sig(v: f64) -> String {
+    if v >= 100.0 {
+        format!("{v:.1}")
+    } else if v >= 10.0 {
+        format!("{v:.2}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// A time in ns with a sensible unit: `850.0 ns`, `603.5 µs`, `1.437 ms`.
+pub fn format_time(ns: f64) -> String {
+    let (value, unit) = if ns < 1e3 {
+        (ns, "ns")
+    } else if ns < 1e6 {
+        (ns / 1e3, "µs")
+    } else if ns < 1e9 {
+        (ns / 1e6, "ms")
+    } else {
+        (ns / 1e9, "s")
+    };
+    format!("{} {unit}", format_sig(value))
+}
+
+/// The group's Markdown table.
+pub fn table(group: &Group) -> String {
+    let with_values = group.has_values();
+    let (parameter, _) = group.suite.parameter();
+    let mut out = String::new();
+    let _ = write!(out, "| member |");
+    if with_values {
+        let _ = write!(out, " {parameter} |");
+    }
+    let _ = writeln!(out, " median | {} | % of copy | Rust/C++ |", group.rate_unit());
+    let _ = writeln!(out, "|---|{}--:|--:|--:|--:|", if with_values { "--:|" } else { "" });
+    let or_dash = |v: Option<String>| v.unwrap_or_else(|| "-".into());
+    for m in &group.members {
+        let _ = write!(out, "| `{}` |", m.name());
+        if with_values {
+            let _ = write!(
+                out,
+                " {} |",
+                if m.function.is_empty() { "-" } else { m.value.as_deref().unwrap_or("-") }
+            );
+        }
+        let _ = writeln!(
+            out,
+            " {} | {} | {} | {} |",
+            format_time(m.median_ns),
+            or_dash(m.rate().map(format_sig)),
+            or_dash(group.percent_of_copy(m).map(|p| format!("{p:.1}"))),
+            or_dash(group.rust_over_cuda(m).map(|r| format!("{r:.2}"))),
+        );
+    }
+    for p in &group.peers {
+        let _ = write!(out, "| {} |", p.label());
+        if with_values {
+            let _ = write!(out, " - |");
+        }
+        let _ = writeln!(
+            out,
+            " {} | {} | {} | - |",
+            or_dash(p.median_ns.map(format_time)),
+            or_dash(p.rate().map(format_sig)),
+            or_dash(p.percent_of_copy.map(|p| format!("{p:.1}"))),
+        );
+    }
+    out
+}
+
+/// The note under a table with peer rows, naming the scripts that measured them.
+fn peers_note(peers: &[Peer]) -> String {
+    let mut scripts: Vec<&str> = peers.iter().map(|p| p.script).collect();
+    scripts.sort_unstable();
+    scripts.dedup();
+    let scripts: Vec<String> = scripts.iter().map(|s| format!("`{s}`")).collect();
+    format!(
+        "Peer rows (`peer/...`) come from {} run in the same device session; their % of copy is against \
+         the copy timed in their own process. A peer marked (check FAIL) computed a wrong result; one marked \
+         (skipped) did not run (the JSON says why).",
+        scripts.join(" and ")
+    )
+}
+
+/// The generated page and its charts (file name, SVG text).
+pub struct Report {
+    pub markdown: String,
+    pub charts: Vec<(String, String)>,
+}
+
+/// Renders the page. `charts_dir` is the charts' folder relative to the page; `commentary_file` the
+/// commentary file's name, for the instructions.
+pub fn render(
+    groups: &[Group],
+    stamp: &Stamp,
+    commentary: &[(String, String)],
+    charts_dir: &str,
+    commentary_file: &str,
+) -> Result<Report, String> {
+    let mut md = String::new();
+    let mut charts: Vec<(String, String)> = Vec::new();
+    let _ = writeln!(md, "# Benchmarks\n");
+    let _ = writeln!(
+        md,
+        "<!-- Generated by `cargo xtask bench-report`: edits to this file and to {charts_dir}/ are overwritten. \
+         Write commentary in {commentary_file} instead. -->\n"
+    );
+    let _ = writeln!(md, "- GPU: {}", stamp.gpu);
+    let _ = writeln!(md, "- driver CUDA version: {}", stamp.driver_cuda_version);
+    let _ = writeln!(md, "- PTX target: {}", stamp.ptx_arch);
+    let _ = writeln!(md, "- date: {}", stamp.date);
+    let _ = writeln!(md, "- commit: `{}` (when the report was generated)", stamp.commit);
+    for (name, value) in &stamp.extra {
+        let _ = writeln!(md, "- {name}: `{value}`");
+    }
+    if let Some(peers) = &stamp.peers {
+        let _ = writeln!(md, "- peers: {peers}");
+    }
+    if let Some(peers) = &stamp.merge_peers {
+        let _ = writeln!(md, "- merge peers: {peers}");
+    }
+    let _ = writeln!(
+        md,
+        "\nRegenerate on a GPU machine with\n\n\
+         ```sh\n\
+         cargo bench --bench stencil_variants\n\
+         cargo bench --bench merge_variants\n\
+         cargo build --release --bin stencil --bin merge\n\
+         {PEERS_COMMAND}\n\
+         {SHAPE_PEERS_COMMAND}\n\
+         {MERGE_PEERS_COMMAND}\n\
+         # on a machine with several GPUs, gathered into target/criterion/stencil_scaling.json:\n\
+         # {SCALING_COMMANDS}\n\
+         cargo xtask bench-report\n\
+         ```\n\n\
+         `cargo xtask bench-report [--criterion-dir DIR] [--out FILE] [--commit REV] [--peers FILE] \
+         [--merge-peers FILE] [--scaling FILE]` reads criterion's latest results (`<criterion dir>/**/new/benchmark.json` and \
+         `estimates.json`, by default in `target/criterion`, and `gpu-info.json` there) and the peers' results \
+         (`--peers`, by default `<criterion dir>/{PEERS_FILE}`, and `--merge-peers`, by default \
+         `<criterion dir>/{MERGE_PEERS_FILE}`) and the several-GPU runs (`--scaling`, by default \
+         `<criterion dir>/{SCALING_FILE}`), each if it exists, and rewrites this page and the charts in \
+         `{charts_dir}/`. \
+         Hand-written commentary lives in `{commentary_file}`: a section headed `## <group id>` (for example \
+         `## stencil_variants/512x512x512-f32`) is copied under that group's results each time the page is \
+         generated.\n\n\
+         Columns: **median** is criterion's median time per iteration; the throughput counts grid points \
+         (stencil) or keys m + n (merge) per second, in billions; **% of copy** is the time of a \
+         device-to-device copy of the same bytes (the `copy` member, the ceiling) over the member's time; \
+         **Rust/C++** is, for a `rust/<kernel>` row, the time of its CUDA C++ twin `cuda/<kernel>` over the \
+         Rust time: above 1 the Rust kernel is faster.\n"
+    );
+    let group_ids: Vec<&str> = groups.iter().map(|g| g.id.as_str()).collect();
+    for (heading, _) in commentary {
+        if !group_ids.contains(&heading.as_str()) {
+            eprintln!(
+                "xtask: warning: commentary section `## {heading}` matches no benchmark group; left out"
+            );
+        }
+    }
+    let mut stems: Vec<String> = Vec::new();
+    for group in groups {
+        let _ = writeln!(md, "## {}\n", group.id);
+        if let Some(blurb) = group.suite.blurb() {
+            let _ = writeln!(md, "{blurb}\n");
+        }
+        md.push_str(&table(group));
+        md.push('\n');
+        if !group.peers.is_empty() {
+            let _ = writeln!(md, "{}\n", peers_note(&group.peers));
+        }
+        if let Some(svg) = chart(group)? {
+            let mut stem = group.chart_stem();
+            while stems.contains(&stem) {
+                stem.push('_');
+            }
+            stems.push(stem.clone());
+            let file = format!("{stem}.svg");
+            let _ = writeln!(md, "![Throughput of {}]({charts_dir}/{file})\n", group.id);
+            charts.push((file, svg));
+        } else {
+            let _ = writeln!(md, "(No chart: these benchmarks declare no `Elements` throughput.)\n");
+        }
+        let notes: Vec<&str> =
+            commentary.iter().filter(|(id, _)| *id == group.id).map(|(_, body)| body.as_str()).collect();
+        if notes.is_empty() || notes.iter().all(|n| n.is_empty()) {
+            let _ = writeln!(
+                md,
+                "<!-- No commentary: add a `## {}` section to {commentary_file}. -->\n",
+                group.id
+            );
+        } else {
+            let _ = writeln!(
+                md,
+                "<!-- Commentary from the `## {}` section of {commentary_file}. -->\n",
+                group.id
+            );
+            for note in notes.iter().filter(|n| !n.is_empty()) {
+                let _ = writeln!(md, "{note}\n");
+            }
+        }
+    }
+    while md.ends_with("\n\n") {
+        md.pop();
+    }
+    Ok(Report { markdown: md, charts })
+}
