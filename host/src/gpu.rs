@@ -25,6 +25,9 @@ pub const PTX_HOPPER: &str = include_str!(env!("GPU_KERNELS_PTX_HOPPER"));
 /// The architecture of [`PTX_HOPPER`] (sm_90).
 pub const HOPPER_ARCH: &str = env!("GPU_KERNELS_HOPPER_ARCH");
 
+/// CUDA's limit on the threads of one block, the same on every compute capability.
+pub const MAX_BLOCK_THREADS: u32 = 1024;
+
 /// Which build of the kernels a [`Gpu`] loads (the command lines' `--ptx`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, clap::ValueEnum)]
 pub enum PtxChoice {

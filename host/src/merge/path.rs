@@ -15,6 +15,7 @@ use gpu_kernels::merge::{
 };
 
 use super::variant::{MAX_GRID_X, MergePlan, MergeVariant, total};
+use crate::gpu::MAX_BLOCK_THREADS;
 use crate::{Error, Result};
 
 /// The bytes of a key of type `dtype` (`"i32"`, `"u32"`, `"i64"`, `"f32"`, `"f64"`).
@@ -148,9 +149,9 @@ pub fn plan(
     resident_blocks: usize,
 ) -> Result<MergePlan> {
     let PathShape { block_threads, items, pipelined } = shape;
-    if block_threads == 0 || block_threads > 1024 || items == 0 {
+    if block_threads == 0 || block_threads > MAX_BLOCK_THREADS as usize || items == 0 {
         return Err(Error::BadArgument(format!(
-            "a merge-path block needs 1 to 1024 threads and at least one output per thread, not {}",
+            "a merge-path block needs 1 to {MAX_BLOCK_THREADS} threads and at least one output per thread, not {}",
             Describe(shape)
         )));
     }

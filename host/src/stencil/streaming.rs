@@ -16,6 +16,7 @@ use gpu_kernels::stencil::tiles::{
 use gpu_kernels::stencil::{Grid3, STREAMING_KERNELS_F32, STREAMING_KERNELS_F64, Window};
 
 use super::variant::MAX_GRID_YZ;
+use crate::gpu::MAX_BLOCK_THREADS;
 use crate::{Error, Precision, Result};
 
 /// The default shape for elements of type `precision`.
@@ -244,14 +245,14 @@ pub fn kept_planes(
     u32::try_from(planes).unwrap_or(u32::MAX)
 }
 
-/// The shape's blocks hold 1 to 1024 threads, its vector divides the rows, and its cluster is
+/// The shape's blocks hold 1 to [`MAX_BLOCK_THREADS`] threads, its vector divides the rows, and its cluster is
 /// 1 to [`MAX_CLUSTER`] blocks.
 fn check(shape: StreamingShape, grid: Grid3) -> Result<()> {
     check_cluster(shape.cluster)?;
     let [bx, by] = shape.block;
-    if bx == 0 || by == 0 || bx * by > 1024 {
+    if bx == 0 || by == 0 || u64::from(bx) * u64::from(by) > u64::from(MAX_BLOCK_THREADS) {
         return Err(Error::BadArgument(format!(
-            "streaming block {bx}×{by}: a block needs 1 to 1024 threads"
+            "streaming block {bx}×{by}: a block needs 1 to {MAX_BLOCK_THREADS} threads"
         )));
     }
     if !(grid.nx as usize).is_multiple_of(shape.kernel.vector) {
@@ -517,6 +518,10 @@ mod tests {
         let shape = STREAMING_F32;
         let refuse = |s: StreamingShape, g: Grid3| launch_config(s, g, 264).unwrap_err().to_string();
         assert!(refuse(StreamingShape { block: [64, 32], ..shape }, CUBE_512).contains("1 to 1024"));
+        // Whose thread count overflows u32: refused, not wrapped to an empty block.
+        assert!(
+            refuse(StreamingShape { block: [1 << 16, 1 << 16], ..shape }, CUBE_512).contains("1 to 1024")
+        );
         assert!(refuse(shape.with_vector(4), Grid3 { nx: 6, ny: 3, nz: 3 }).contains("does not divide"));
         let tall = Grid3 { nx: 4, ny: 3, nz: 3_000_000 };
         assert!(refuse(StreamingShape { planes: 1, ..shape }, tall).contains("over CUDA's limit"));

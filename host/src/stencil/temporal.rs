@@ -17,6 +17,7 @@ use gpu_kernels::stencil::{
 };
 
 use super::variant::MAX_GRID_YZ;
+use crate::gpu::MAX_BLOCK_THREADS;
 use crate::{Error, Precision, Result};
 
 /// The default shape for elements of type `precision`.
@@ -167,10 +168,10 @@ pub fn launch_config(
     runs: u32,
 ) -> Result<LaunchConfig> {
     let depth = shape.kernel.depth as u32;
-    if shape.warps == 0 || shape.warps * LANES > 1024 || 2 * depth >= LANES || 2 * depth >= shape.tile_rows()
-    {
+    let max_warps = MAX_BLOCK_THREADS / LANES;
+    if shape.warps == 0 || shape.warps > max_warps || 2 * depth >= LANES || 2 * depth >= shape.tile_rows() {
         return Err(Error::BadArgument(format!(
-            "temporal shape {}: a block needs 1 to 32 warps and a tile wider and taller than twice the depth",
+            "temporal shape {}: a block needs 1 to {max_warps} warps and a tile wider and taller than twice the depth",
             Describe(shape)
         )));
     }
@@ -256,6 +257,11 @@ mod tests {
         assert_eq!(config.shared_mem_bytes as usize, 3 * 4 * 8 * 2 * 32 * 4);
         let too_deep = TemporalShape { kernel: TemporalKernel { depth: 4, rows: 1 }, warps: 8 };
         assert!(launch_config(too_deep, CUBE_512, Precision::F32, 1).is_err());
+        for warps in [0, 33, u32::MAX] {
+            let shape = TemporalShape { warps, ..depth_4 };
+            let err = launch_config(shape, CUBE_512, Precision::F32, 1).unwrap_err().to_string();
+            assert!(err.contains("a block needs 1 to 32 warps"), "{warps}: {err}");
+        }
     }
 
     #[test]
