@@ -43,7 +43,8 @@ pub fn entry_points() -> Vec<(String, usize)> {
         }
         for &shape in temporal::sweep(precision) {
             let entry = temporal::entry_point(shape, precision).expect("a built kernel");
-            entries.push((entry, temporal::shared_bytes(shape, precision)));
+            entries
+                .push((entry, temporal::shared_bytes(shape, precision).expect("the built shapes are valid")));
         }
     }
     // A temporal kernel's shared memory grows with the warps of its shapes: keep the largest.

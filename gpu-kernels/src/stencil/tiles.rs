@@ -108,14 +108,14 @@ pub const IN_WAVES: u32 = 0;
 pub const RUN_PLANES: u32 = 32;
 
 impl StreamingShape {
-    /// Points one block updates per plane along x.
-    pub const fn block_points_x(self) -> u32 {
-        self.block[0] * self.kernel.vector as u32
+    /// Points one block updates per plane along x (in 64 bits, saturating: any shape has a count).
+    pub const fn block_points_x(self) -> u64 {
+        (self.block[0] as u64).saturating_mul(self.kernel.vector as u64)
     }
 
-    /// Rows one block updates per plane along y.
-    pub const fn block_points_y(self) -> u32 {
-        self.block[1] * self.kernel.rows as u32
+    /// Rows one block updates per plane along y (as [`block_points_x`](Self::block_points_x)).
+    pub const fn block_points_y(self) -> u64 {
+        (self.block[1] as u64).saturating_mul(self.kernel.rows as u64)
     }
 
     /// This shape with another vector width (for rows whose length it does not divide).

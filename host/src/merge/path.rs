@@ -148,13 +148,8 @@ pub fn plan(
     key_bytes: usize,
     resident_blocks: usize,
 ) -> Result<MergePlan> {
+    check(shape, key_bytes)?;
     let PathShape { block_threads, items, pipelined } = shape;
-    if block_threads == 0 || block_threads > MAX_BLOCK_THREADS as usize || items == 0 {
-        return Err(Error::BadArgument(format!(
-            "a merge-path block needs 1 to {MAX_BLOCK_THREADS} threads and at least one output per thread, not {}",
-            Describe(shape)
-        )));
-    }
     let shared_mem_bytes = shape.shared_bytes(key_bytes);
     if shared_mem_bytes > MAX_SHARED_BYTES {
         return Err(Error::BadArgument(format!(
@@ -181,6 +176,31 @@ pub fn plan(
         shared_searchers: tiles * block_threads,
         shared_mem_bytes,
     })
+}
+
+/// Refuses a shape no block can run with keys of `key_bytes` bytes: a block needs 1 to
+/// [`MAX_BLOCK_THREADS`] threads of at least one output each, and its tile of keys must fit in
+/// the [`MAX_SHARED_BYTES`] of shared memory the kernels may use (the block's whole layout
+/// needs more: [`plan`] checks that).
+pub fn check(shape: PathShape, key_bytes: usize) -> Result<()> {
+    let PathShape { block_threads, items, .. } = shape;
+    if block_threads == 0 || block_threads > MAX_BLOCK_THREADS as usize || items == 0 {
+        return Err(Error::BadArgument(format!(
+            "a merge-path block needs 1 to {MAX_BLOCK_THREADS} threads and at least one output per thread, not {}",
+            Describe(shape)
+        )));
+    }
+    if key_bytes == 0 {
+        return Err(Error::BadArgument("merge keys need at least one byte".into()));
+    }
+    let tile_bytes = block_threads.checked_mul(items).and_then(|tile| tile.checked_mul(key_bytes));
+    if tile_bytes.is_none_or(|bytes| bytes > MAX_SHARED_BYTES) {
+        return Err(Error::BadArgument(format!(
+            "the tiles of the merge-path shape {} hold more than {MAX_SHARED_BYTES} bytes of {key_bytes}-byte keys, the shared memory the kernels may use",
+            Describe(shape)
+        )));
+    }
+    Ok(())
 }
 
 /// The partition's launch for `tiles` tiles: one thread per co-rank, `tiles + 1` of them.

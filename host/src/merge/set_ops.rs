@@ -101,6 +101,7 @@ pub fn partition_entry_point(dtype: &str) -> String {
 /// key more, see `gpu_kernels::merge::balanced_split`), with its [`SetLayout`]'s shared memory;
 /// `None` when both inputs are empty.
 pub fn launch_config(shape: PathShape, m: usize, n: usize, key_bytes: usize) -> Result<Option<LaunchConfig>> {
+    path::check(shape, key_bytes)?;
     let shared = SetLayout::new(shape, key_bytes).bytes();
     if shared > MAX_SHARED_BYTES {
         return Err(Error::BadArgument(format!(

@@ -199,7 +199,9 @@ pub fn shape_launch(
     precision: Precision,
     multiprocessors: u32,
 ) -> Result<(String, StreamingShape)> {
-    let launch = streaming::fill(fit(shape, launch, grid, precision), grid, multiprocessors);
+    let launch = fit(shape, launch, grid, precision);
+    streaming::check(launch, grid)?;
+    let launch = streaming::fill(launch, grid, multiprocessors);
     Ok((entry_point(shape, launch, precision)?, launch))
 }
 

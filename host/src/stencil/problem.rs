@@ -173,7 +173,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         let mut launches = Vec::new();
         if let Some(shape) = schedule.shape.filter(|_| schedule.passes > 0) {
             let function = self.gpu.function(&temporal::entry_point(shape, T::PRECISION)?)?;
-            let shared = temporal::shared_bytes(shape, T::PRECISION);
+            let shared = temporal::shared_bytes(shape, T::PRECISION)?;
             self.gpu.allow_shared_memory(&function, shared, "temporal stencil")?;
             let threads = shape.warps * gpu_kernels::device::warp::LANES;
             let most = function
@@ -186,7 +186,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
                 )));
             }
             let resident = self.gpu.resident_blocks(&function, threads, shared)?;
-            let runs = temporal::runs(shape, self.grid, resident);
+            let runs = temporal::runs(shape, self.grid, resident)?;
             let config = temporal::launch_config(shape, self.grid, T::PRECISION, runs)?;
             let label = format!("temporal {} ({})", T::PRECISION, temporal::Describe(shape));
             launches.push((StepLaunch::one(function, config, label), schedule.passes));
@@ -232,6 +232,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// at once.
     fn streaming_launch_waves(&self, shape: StreamingShape, z: Range<u32>) -> Result<(StepLaunch, bool)> {
         let shape = self.clustered(streaming::fit(shape, self.grid, T::PRECISION))?;
+        streaming::check(shape, self.grid)?;
         let function = self.gpu.function(&streaming::entry_point(shape, T::PRECISION)?)?;
         let most = function
             .max_threads_per_block()

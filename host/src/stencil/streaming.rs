@@ -68,10 +68,10 @@ pub fn fit(shape: StreamingShape, grid: Grid3, precision: Precision) -> Streamin
 /// threads of 4 points on 128-point rows become 32×16 (at 128³ on an H200, 126.8 % of the copy
 /// instead of 98.2 %, `tune_streaming`).
 pub fn narrow(shape: StreamingShape, grid: Grid3, precision: Precision) -> StreamingShape {
-    let vector = fit(shape, grid, precision).kernel.vector as u32;
+    let vector = fit(shape, grid, precision).kernel.vector as u64;
     let [mut bx, mut by] = shape.block;
-    while bx / 2 >= LANES && bx.is_multiple_of(2) && (bx / 2) * vector >= grid.nx {
-        (bx, by) = (bx / 2, by * 2);
+    while bx / 2 >= LANES && bx.is_multiple_of(2) && u64::from(bx / 2) * vector >= u64::from(grid.nx) {
+        (bx, by) = (bx / 2, by.saturating_mul(2));
     }
     StreamingShape { block: [bx, by], ..shape }
 }
@@ -108,9 +108,11 @@ pub fn fill(shape: StreamingShape, grid: Grid3, multiprocessors: u32) -> Streami
         return shape;
     }
     let Across { columns, rows, walk } = across(shape, grid, 0..grid.nz);
-    let wanted = STREAMING_MIN_BLOCKS_PER_SM * multiprocessors;
+    let wanted = u64::from(STREAMING_MIN_BLOCKS_PER_SM) * u64::from(multiprocessors);
     let mut planes = shape.planes;
-    while planes > 1 && columns * rows * walk.div_ceil(planes) < wanted {
+    while planes > 1
+        && u64::from(columns).saturating_mul(u64::from(rows) * u64::from(walk.div_ceil(planes))) < wanted
+    {
         planes /= 2;
     }
     StreamingShape { planes, ..shape }
@@ -131,9 +133,11 @@ fn across(shape: StreamingShape, grid: Grid3, z: Range<u32>) -> Across {
         StreamAxis::Z => (grid.ny, z.len() as u32),
         StreamAxis::Y => (z.len() as u32, grid.ny),
     };
+    // At most the extents themselves, whatever the shape (a block of no points counts one).
+    let tiles = |points: u32, per_block: u64| u64::from(points).div_ceil(per_block.max(1)) as u32;
     Across {
-        columns: grid.nx.div_ceil(shape.block_points_x()),
-        rows: rows.div_ceil(shape.block_points_y()),
+        columns: tiles(grid.nx, shape.block_points_x()),
+        rows: tiles(rows, shape.block_points_y()),
         walk,
     }
 }
@@ -146,9 +150,9 @@ pub fn cluster_size(shape: StreamingShape, grid: Grid3, z: Range<u32>) -> u32 {
     cluster_dividing(across(shape, grid, z).rows, shape.cluster)
 }
 
-/// The largest cluster of at most `most` blocks that divides `rows`.
+/// The largest cluster of at most `most` (and [`MAX_CLUSTER`]) blocks that divides `rows`.
 fn cluster_dividing(rows: u32, most: u32) -> u32 {
-    (1..=most.max(1)).rev().find(|size| rows.is_multiple_of(*size)).unwrap_or(1)
+    (1..=most.clamp(1, MAX_CLUSTER)).rev().find(|size| rows.is_multiple_of(*size)).unwrap_or(1)
 }
 
 /// Refuses a cluster of `cluster` blocks: 1 ([`NO_CLUSTER`](gpu_kernels::stencil::tiles::NO_CLUSTER))
@@ -245,10 +249,15 @@ pub fn kept_planes(
     u32::try_from(planes).unwrap_or(u32::MAX)
 }
 
-/// The shape's blocks hold 1 to [`MAX_BLOCK_THREADS`] threads, its vector divides the rows, and its cluster is
-/// 1 to [`MAX_CLUSTER`] blocks.
-fn check(shape: StreamingShape, grid: Grid3) -> Result<()> {
+/// Refuses a shape that cannot launch on `grid`: its blocks must hold 1 to
+/// [`MAX_BLOCK_THREADS`] threads of at least one row each, its vector divide the rows, and its
+/// cluster be 1 to [`MAX_CLUSTER`] blocks. Whether its kernel is built is
+/// [`entry_point`]'s to say.
+pub fn check(shape: StreamingShape, grid: Grid3) -> Result<()> {
     check_cluster(shape.cluster)?;
+    if shape.kernel.rows == 0 {
+        return Err(Error::BadArgument(format!("{}: a thread needs at least one row", Describe(shape))));
+    }
     let [bx, by] = shape.block;
     if bx == 0 || by == 0 || u64::from(bx) * u64::from(by) > u64::from(MAX_BLOCK_THREADS) {
         return Err(Error::BadArgument(format!(
@@ -523,6 +532,8 @@ mod tests {
             refuse(StreamingShape { block: [1 << 16, 1 << 16], ..shape }, CUBE_512).contains("1 to 1024")
         );
         assert!(refuse(shape.with_vector(4), Grid3 { nx: 6, ny: 3, nz: 3 }).contains("does not divide"));
+        let no_rows = StreamingShape { kernel: StreamingKernel { rows: 0, ..shape.kernel }, ..shape };
+        assert!(refuse(no_rows, CUBE_512).contains("a thread needs at least one row"));
         let tall = Grid3 { nx: 4, ny: 3, nz: 3_000_000 };
         assert!(refuse(StreamingShape { planes: 1, ..shape }, tall).contains("over CUDA's limit"));
         let err = launch(shape, CUBE_512, 5..5, 264).unwrap_err().to_string();

@@ -142,7 +142,8 @@ fn columns(shape: TemporalShape, grid: Grid3) -> (u32, u32) {
 /// Runs along z per column of tiles, for `resident_blocks` blocks on the GPU at once: the
 /// count that minimises the modelled time, waves of blocks times the iterations of a block
 /// (its planes plus the `3K − 3` that fill and drain its queues).
-pub fn runs(shape: TemporalShape, grid: Grid3, resident_blocks: usize) -> u32 {
+pub fn runs(shape: TemporalShape, grid: Grid3, resident_blocks: usize) -> Result<u32> {
+    check(shape)?;
     let (bx, by) = columns(shape, grid);
     let columns = bx as usize * by as usize;
     let fill = 3 * shape.kernel.depth - 3;
@@ -151,12 +152,35 @@ pub fn runs(shape: TemporalShape, grid: Grid3, resident_blocks: usize) -> u32 {
         (columns * runs as usize).div_ceil(resident_blocks.max(1)) * (planes + fill)
     };
     let most = grid.nz.min(MAX_GRID_YZ).min(64);
-    (1..=most).min_by_key(|&runs| (cost(runs), runs)).unwrap_or(1)
+    Ok((1..=most).min_by_key(|&runs| (cost(runs), runs)).unwrap_or(1))
 }
 
 /// Bytes of shared memory per block of `shape` for elements of `precision`.
-pub fn shared_bytes(shape: TemporalShape, precision: Precision) -> usize {
-    temporal_shared_elements(shape.kernel.depth, shape.warps as usize) * precision.bytes()
+pub fn shared_bytes(shape: TemporalShape, precision: Precision) -> Result<usize> {
+    check(shape)?;
+    Ok(temporal_shared_elements(shape.kernel.depth, shape.warps as usize) * precision.bytes())
+}
+
+/// Refuses a shape that cannot launch: a block needs 1 to [`MAX_BLOCK_THREADS`]` / 32` warps,
+/// and a tile (32 lanes wide, `warps × rows` tall) wider and taller than twice the depth, which
+/// is at least 1. Whether its kernel is built is [`entry_point`]'s to say.
+pub fn check(shape: TemporalShape) -> Result<()> {
+    let TemporalShape { kernel: TemporalKernel { depth, rows }, warps } = shape;
+    let max_warps = MAX_BLOCK_THREADS / LANES;
+    let tile_rows = u64::from(warps).saturating_mul(rows as u64);
+    let twice_depth = (depth as u64).saturating_mul(2);
+    if !(1..=max_warps).contains(&warps)
+        || depth == 0
+        || twice_depth >= u64::from(LANES)
+        || twice_depth >= tile_rows
+        || tile_rows > u64::from(u32::MAX)
+    {
+        return Err(Error::BadArgument(format!(
+            "temporal shape {}: a block needs 1 to {max_warps} warps and a tile wider and taller than twice the depth (at least 1)",
+            Describe(shape)
+        )));
+    }
+    Ok(())
 }
 
 /// Blocks of 32 × `warps` threads cover the x–y plane with overlapping tiles; `runs` blocks
@@ -167,14 +191,7 @@ pub fn launch_config(
     precision: Precision,
     runs: u32,
 ) -> Result<LaunchConfig> {
-    let depth = shape.kernel.depth as u32;
-    let max_warps = MAX_BLOCK_THREADS / LANES;
-    if shape.warps == 0 || shape.warps > max_warps || 2 * depth >= LANES || 2 * depth >= shape.tile_rows() {
-        return Err(Error::BadArgument(format!(
-            "temporal shape {}: a block needs 1 to {max_warps} warps and a tile wider and taller than twice the depth",
-            Describe(shape)
-        )));
-    }
+    let shared_mem_bytes = shared_bytes(shape, precision)?;
     let (bx, by) = columns(shape, grid);
     let runs = runs.clamp(1, grid.nz);
     if by > MAX_GRID_YZ || runs > MAX_GRID_YZ {
@@ -186,7 +203,7 @@ pub fn launch_config(
     Ok(LaunchConfig {
         grid_dim: (bx, by, runs),
         block_dim: (LANES, shape.warps, 1),
-        shared_mem_bytes: shared_bytes(shape, precision) as u32,
+        shared_mem_bytes: shared_mem_bytes as u32,
     })
 }
 
@@ -269,12 +286,12 @@ mod tests {
         // 22 × 22 = 484 columns of depth-4 tiles on 264 resident blocks: one run per column is
         // 2 waves of 512 planes; more runs only add fill.
         let depth_4 = TemporalShape { kernel: TemporalKernel { depth: 4, rows: 4 }, warps: 8 };
-        assert_eq!(runs(depth_4, CUBE_512, 264), 1);
+        assert_eq!(runs(depth_4, CUBE_512, 264).unwrap(), 1);
         // A small grid (4 columns) is split along z until the GPU is busy.
         let small = Grid3 { nx: 40, ny: 40, nz: 512 };
-        let r = runs(TEMPORAL_F32, small, 264);
+        let r = runs(TEMPORAL_F32, small, 264).unwrap();
         assert!(r >= 32, "{r}");
         // Never more runs than planes.
-        assert_eq!(runs(TEMPORAL_F32, Grid3 { nx: 8, ny: 8, nz: 3 }, 264), 3);
+        assert_eq!(runs(TEMPORAL_F32, Grid3 { nx: 8, ny: 8, nz: 3 }, 264).unwrap(), 3);
     }
 }
