@@ -202,3 +202,46 @@ proptest! {
         }
     }
 }
+
+/// The grids of the GPU tests and the benchmarks, nz × ny × nx.
+const GRIDS: [(u32, u32, u32); 11] = [
+    (3, 3, 3),
+    (8, 8, 8),
+    (29, 31, 33),
+    (64, 64, 64),
+    (67, 97, 130),
+    (1000, 5, 5),
+    (40, 19, 21),
+    (34, 66, 70),
+    (5, 5, 1000),
+    (512, 512, 512),
+    (256, 512, 1024),
+];
+
+/// What the library and the benchmarks launch plans on every grid they run: the checks above
+/// refuse none of it.
+#[test]
+fn every_built_shape_plans_on_the_tested_grids() {
+    for (nz, ny, nx) in GRIDS {
+        let grid = Grid3 { nx, ny, nz };
+        for precision in [Precision::F32, Precision::F64] {
+            for &shape in streaming::sweep(precision) {
+                let shape = streaming::fit(shape, grid, precision);
+                streaming::entry_point(shape, precision).unwrap();
+                let launch = streaming::launch(shape, grid, 0..nz, 264).unwrap();
+                launchable(&launch.config).unwrap();
+            }
+            for stencil in StencilShape::ALL.into_iter().filter(|s| *s != StencilShape::Star7) {
+                for launch in high_order::sweep(stencil, precision).unwrap() {
+                    let (_, fitted) =
+                        high_order::shape_launch(stencil, launch, grid, precision, 132).unwrap();
+                    launchable(&streaming::launch_config(fitted, grid, 264).unwrap()).unwrap();
+                }
+            }
+            for &shape in temporal::sweep(precision) {
+                let runs = temporal::runs(shape, grid, 264).unwrap();
+                launchable(&temporal::launch_config(shape, grid, precision, runs).unwrap()).unwrap();
+            }
+        }
+    }
+}
