@@ -2,8 +2,9 @@
 //! memory, in Rust-CUDA's vocabulary (`thread::thread_idx_x()`, `thread::sync_threads()`).
 //!
 //! This is the only file that touches an nvptx intrinsic. On the host the same functions
-//! exist so that kernel bodies type-check and lint there, but calling one panics: kernels
-//! only run on the GPU.
+//! exist so that kernel bodies type-check and lint there; calling one panics, except inside
+//! [`emulation::run`], which runs a kernel body without barriers, shuffles or shared memory
+//! thread by thread on the CPU, for tests.
 
 #[cfg(target_arch = "nvptx64")]
 use core::arch::nvptx;
@@ -18,7 +19,7 @@ macro_rules! special_register {
             // SAFETY: reading a special register has no preconditions inside a kernel.
             unsafe { super::nvptx::$intrinsic() }
             #[cfg(not(target_arch = "nvptx64"))]
-            super::host_call(stringify!($name))
+            super::emulation::register(stringify!($name))
         }
     )*};
 }
@@ -98,6 +99,80 @@ fn dynamic_shared_memory<T>() -> *mut T {
 #[cold]
 fn host_call(name: &str) -> ! {
     panic!("gpu_kernels::device::{name} only runs inside a GPU kernel")
+}
+
+/// Kernel bodies on the CPU, for tests: [`run`] calls a body once for every thread of a launch,
+/// one thread after another, with the special registers ([`thread`]'s indices and dimensions)
+/// set to that thread's. A body may read and write memory and prefetch (a no-op here); a
+/// barrier, a shuffle or shared memory still panics, since threads that run one after another
+/// cannot wait for each other. What it checks is a kernel's arithmetic and indexing, bit for
+/// bit against a reference; not its speed, nor races between threads.
+#[cfg(not(target_arch = "nvptx64"))]
+pub mod emulation {
+    use std::cell::Cell;
+
+    /// The special registers of the thread being run.
+    #[derive(Clone, Copy)]
+    struct Registers {
+        thread: [u32; 3],
+        block: [u32; 3],
+        block_dim: [u32; 3],
+        grid_dim: [u32; 3],
+    }
+
+    std::thread_local! {
+        static CURRENT: Cell<Option<Registers>> = const { Cell::new(None) };
+    }
+
+    /// Whether a kernel body is being run by [`run`] on this CPU thread.
+    pub fn active() -> bool {
+        CURRENT.get().is_some()
+    }
+
+    /// The special register `name` of the thread being run (panics outside [`run`]).
+    pub(super) fn register(name: &str) -> u32 {
+        let Some(r) = CURRENT.get() else { super::host_call(name) };
+        match name {
+            "thread_idx_x" => r.thread[0],
+            "thread_idx_y" => r.thread[1],
+            "thread_idx_z" => r.thread[2],
+            "block_idx_x" => r.block[0],
+            "block_idx_y" => r.block[1],
+            "block_idx_z" => r.block[2],
+            "block_dim_x" => r.block_dim[0],
+            "block_dim_y" => r.block_dim[1],
+            "block_dim_z" => r.block_dim[2],
+            "grid_dim_x" => r.grid_dim[0],
+            "grid_dim_z" => r.grid_dim[2],
+            _ => super::host_call(name),
+        }
+    }
+
+    /// Calls `body` once for every thread of a launch of `grid_dim` blocks of `block_dim`
+    /// threads (CUDA's `(x, y, z)`), blocks and threads in order, x fastest.
+    pub fn run(grid_dim: (u32, u32, u32), block_dim: (u32, u32, u32), mut body: impl FnMut()) {
+        /// Leaves the emulation when dropped, also when `body` panics.
+        struct Leave;
+        impl Drop for Leave {
+            fn drop(&mut self) {
+                CURRENT.set(None);
+            }
+        }
+        let _leave = Leave;
+        let (grid_dim, block_dim) =
+            ([grid_dim.0, grid_dim.1, grid_dim.2], [block_dim.0, block_dim.1, block_dim.2]);
+        for block in indices(grid_dim) {
+            for thread in indices(block_dim) {
+                CURRENT.set(Some(Registers { thread, block, block_dim, grid_dim }));
+                body();
+            }
+        }
+    }
+
+    /// Every index below `dim`, x fastest.
+    fn indices([x, y, z]: [u32; 3]) -> impl Iterator<Item = [u32; 3]> {
+        (0..z).flat_map(move |k| (0..y).flat_map(move |j| (0..x).map(move |i| [i, j, k])))
+    }
 }
 
 /// A one-dimensional array of `T` in the block's launch-sized shared memory, starting
@@ -529,8 +604,11 @@ pub unsafe fn prefetch_l2<T>(ptr: *const T) {
     }
     #[cfg(not(target_arch = "nvptx64"))]
     {
+        // A prefetch changes no result: nothing to emulate.
         let _ = ptr;
-        host_call("prefetch_l2")
+        if !emulation::active() {
+            host_call("prefetch_l2")
+        }
     }
 }
 

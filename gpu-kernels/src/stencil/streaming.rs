@@ -322,7 +322,8 @@ impl RunPolicies {
     /// along z: the next run reads the run's last `reach` planes and the `reach` past it.
     #[inline(always)]
     pub fn load_reaching(&self, i: u32, reach: u32) -> l2::Policy {
-        if i + reach >= self.i_end { self.shared } else { self.unshared }
+        // Wrapping: a plane before the grid wraps to a large `i`, as on the GPU.
+        if i.wrapping_add(reach) >= self.i_end { self.shared } else { self.unshared }
     }
 
     /// The policy for storing plane `i` of the run: normal for the last `keep` planes walked.
