@@ -50,12 +50,13 @@ fn default_launch<T: Element>(shape: StencilShape, grid: Grid3) -> StreamingShap
 /// Laplacian's weights and with random ones.
 fn star_matches<T: Element, const R: usize>(
     kernel: impl Fn(StreamingShape) -> fn(*const T, *mut T, Grid3, StarCoeffs<T, R>),
+    adapt: impl Fn(StreamingShape) -> StreamingShape,
 ) {
     let shape = high_order::star_shape(R).unwrap();
     for (nz, ny, nx) in GRIDS {
         let input = random::random_grid::<T>((nz, ny, nx), 7).unwrap();
         let grid = Grid3 { nx: nx as u32, ny: ny as u32, nz: nz as u32 };
-        let launch = default_launch::<T>(shape, grid);
+        let launch = adapt(default_launch::<T>(shape, grid));
         for values in
             [shape.default_coeffs(), (0..shape.coefficient_count()).map(|i| 0.1 + i as f64 / 7.0).collect()]
         {
@@ -70,26 +71,53 @@ fn star_matches<T: Element, const R: usize>(
 
 #[test]
 fn the_star25_default_kernels_equal_the_reference() {
-    star_matches::<f64, 4>(|launch| match (launch.kernel.vector, launch.kernel.ahead) {
-        (2, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f64, 4, 2, 9, true>(i, o, g, c) },
-        (1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f64, 4, 1, 9, true>(i, o, g, c) },
-        other => panic!("no emulated star25 f64 kernel {other:?}"),
-    });
-    star_matches::<f32, 4>(|launch| match (launch.kernel.vector, launch.kernel.ahead) {
-        (4, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 4, 4, 9, true>(i, o, g, c) },
-        (2, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 4, 2, 9, true>(i, o, g, c) },
-        (1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 4, 1, 9, true>(i, o, g, c) },
-        other => panic!("no emulated star25 f32 kernel {other:?}"),
-    });
+    star_matches::<f64, 4>(
+        |launch| match (launch.kernel.vector, launch.kernel.ahead) {
+            (2, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f64, 4, 2, 9, true>(i, o, g, c) },
+            (1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f64, 4, 1, 9, true>(i, o, g, c) },
+            other => panic!("no emulated star25 f64 kernel {other:?}"),
+        },
+        |launch| launch,
+    );
+    star_matches::<f32, 4>(
+        |launch| match (launch.kernel.vector, launch.kernel.ahead) {
+            (4, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 4, 4, 9, true>(i, o, g, c) },
+            (2, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 4, 2, 9, true>(i, o, g, c) },
+            (1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 4, 1, 9, true>(i, o, g, c) },
+            other => panic!("no emulated star25 f32 kernel {other:?}"),
+        },
+        |launch| launch,
+    );
+}
+
+#[test]
+fn the_two_row_star_kernels_equal_the_reference() {
+    use gpu_kernels::stencil::stencil_star_rows_streaming;
+    use gpu_kernels::stencil::tiles::StreamingKernel;
+    let two_rows = |launch: StreamingShape| StreamingShape {
+        kernel: StreamingKernel { rows: 2, ahead: 0, ..launch.kernel },
+        block: [32, 4],
+        ..launch
+    };
+    star_matches::<f64, 4>(
+        |launch| match launch.kernel.vector {
+            2 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f64, 4, 2, 9>(i, o, g, c) },
+            _ => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f64, 4, 1, 9>(i, o, g, c) },
+        },
+        two_rows,
+    );
 }
 
 #[test]
 fn the_star13_default_kernels_equal_the_reference() {
-    star_matches::<f64, 2>(|launch| match (launch.kernel.vector, launch.kernel.ahead) {
-        (2, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f64, 2, 2, 5, true>(i, o, g, c) },
-        (1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f64, 2, 1, 5, true>(i, o, g, c) },
-        other => panic!("no emulated star13 f64 kernel {other:?}"),
-    });
+    star_matches::<f64, 2>(
+        |launch| match (launch.kernel.vector, launch.kernel.ahead) {
+            (2, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f64, 2, 2, 5, true>(i, o, g, c) },
+            (1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f64, 2, 1, 5, true>(i, o, g, c) },
+            other => panic!("no emulated star13 f64 kernel {other:?}"),
+        },
+        |launch| launch,
+    );
 }
 
 #[test]

@@ -61,6 +61,7 @@ mod entry;
 mod register_tiled;
 mod shared_tiled;
 pub mod star;
+mod star_rows_streaming;
 mod star_shared_streaming;
 mod star_shared_tiled;
 mod star_streaming;
@@ -72,12 +73,13 @@ pub use basic::stencil_basic;
 pub use box_streaming::stencil_box_streaming;
 pub use coarsened::stencil_coarsened;
 pub use entry::{
-    BOX_KERNELS_F32, BOX_KERNELS_F64, STAR_KERNELS_F32, STAR_KERNELS_F64, STAR_SHARED_KERNELS_F32,
-    STAR_SHARED_KERNELS_F64, STREAMING_KERNELS_F32, STREAMING_KERNELS_F64, TEMPORAL_KERNELS_F32,
-    TEMPORAL_KERNELS_F64,
+    BOX_KERNELS_F32, BOX_KERNELS_F64, STAR_KERNELS_F32, STAR_KERNELS_F64, STAR_ROWS_KERNELS_F32,
+    STAR_ROWS_KERNELS_F64, STAR_SHARED_KERNELS_F32, STAR_SHARED_KERNELS_F64, STREAMING_KERNELS_F32,
+    STREAMING_KERNELS_F64, TEMPORAL_KERNELS_F32, TEMPORAL_KERNELS_F64,
 };
 pub use register_tiled::stencil_register_tiled;
 pub use shared_tiled::stencil_shared_tiled;
+pub use star_rows_streaming::stencil_star_rows_streaming;
 pub use star_shared_streaming::stencil_star_shared_streaming;
 pub use star_shared_tiled::stencil_star_shared_tiled;
 pub use star_streaming::stencil_star_streaming;

@@ -40,13 +40,21 @@ impl<T: Real, const R: usize> StarCoeffs<T, R> {
     }
 }
 
-/// `sum` plus one axis's points, nearest first.
+/// `sum` plus one axis's points of coefficients `c`, nearest first: [`apply`](StarCoeffs::apply)'s
+/// step for one axis, for kernels that take the formula's steps apart (in this order).
 #[inline(always)]
-fn weigh<T: Real, const R: usize>(mut sum: T, c: [T; R], arm: Arm<T, R>) -> T {
+pub fn weigh<T: Real, const R: usize>(mut sum: T, c: [T; R], arm: Arm<T, R>) -> T {
     for d in 0..R {
-        sum = c[d].mul_add(arm.minus[d] + arm.plus[d], sum);
+        sum = weigh_pair(sum, c[d], arm.minus[d], arm.plus[d]);
     }
     sum
+}
+
+/// `sum` plus the two points `minus` and `plus` at one distance, of coefficient `c`: added, and
+/// their sum weighed in with one fused multiply-add (`c · (minus + plus) + sum`, rounded once).
+#[inline(always)]
+pub fn weigh_pair<T: Real>(sum: T, c: T, minus: T, plus: T) -> T {
+    c.mul_add(minus + plus, sum)
 }
 
 /// The standard central-difference weights of the second derivative whose error is of order

@@ -164,7 +164,26 @@ pub(super) fn patch_point<T: Real, const R: usize, const V: usize, const QUEUE: 
     slot: impl Fn(usize) -> usize,
     e: usize,
 ) -> T {
-    let x = Arm {
+    let x = x_arm(centre, &left, &right, e);
+    let y = Arm { minus: core::array::from_fn(|d| above[d][e]), plus: core::array::from_fn(|d| below[d][e]) };
+    let z = Arm {
+        minus: core::array::from_fn(|d| queue[slot(R - 1 - d)][e]),
+        plus: core::array::from_fn(|d| queue[slot(R + 1 + d)][e]),
+    };
+    c.apply(centre[e], x, y, z)
+}
+
+/// The x neighbours of point `e` of a patch of `V` points (`centre`): within the patch, and
+/// beyond its ends in the patches beside it (`left`, `right`; the `n`-th patch away at index
+/// `n`), nearest first.
+#[inline(always)]
+pub(super) fn x_arm<T: Real, const R: usize, const V: usize>(
+    centre: [T; V],
+    left: &[[T; V]; R],
+    right: &[[T; V]; R],
+    e: usize,
+) -> Arm<T, R> {
+    Arm {
         // `o` points beyond the patch's end: the `o / V`-th patch beside it.
         minus: core::array::from_fn(|d| match d.checked_sub(e) {
             None => centre[e - 1 - d],
@@ -174,11 +193,5 @@ pub(super) fn patch_point<T: Real, const R: usize, const V: usize, const QUEUE: 
             None => centre[e + 1 + d],
             Some(o) => right[o / V][o % V],
         }),
-    };
-    let y = Arm { minus: core::array::from_fn(|d| above[d][e]), plus: core::array::from_fn(|d| below[d][e]) };
-    let z = Arm {
-        minus: core::array::from_fn(|d| queue[slot(R - 1 - d)][e]),
-        plus: core::array::from_fn(|d| queue[slot(R + 1 + d)][e]),
-    };
-    c.apply(centre[e], x, y, z)
+    }
 }

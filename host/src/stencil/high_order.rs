@@ -10,8 +10,8 @@ use gpu_kernels::stencil::tiles::{
     StreamingShape, star_tiled_in_tile_dim,
 };
 use gpu_kernels::stencil::{
-    BOX_KERNELS_F32, BOX_KERNELS_F64, Grid3, STAR_KERNELS_F32, STAR_KERNELS_F64, STAR_SHARED_KERNELS_F32,
-    STAR_SHARED_KERNELS_F64,
+    BOX_KERNELS_F32, BOX_KERNELS_F64, Grid3, STAR_KERNELS_F32, STAR_KERNELS_F64, STAR_ROWS_KERNELS_F32,
+    STAR_ROWS_KERNELS_F64, STAR_SHARED_KERNELS_F32, STAR_SHARED_KERNELS_F64,
 };
 
 use gpu_kernels::stencil::Coeffs;
@@ -46,8 +46,11 @@ pub fn kernels(shape: StencilShape, precision: Precision) -> Vec<(usize, usize, 
             built.iter().map(|&(v, rows)| (v, rows, 0)).collect()
         }
         StencilShape::Star13 | StencilShape::Star25 => {
-            let built = precision.pick(STAR_KERNELS_F32, STAR_KERNELS_F64);
-            built.iter().filter(|k| k.0 == shape.radius()).map(|&(_, v, a)| (v, 1, a)).collect()
+            let one_row = precision.pick(STAR_KERNELS_F32, STAR_KERNELS_F64);
+            let two_rows = precision.pick(STAR_ROWS_KERNELS_F32, STAR_ROWS_KERNELS_F64);
+            let one_row = one_row.iter().filter(|k| k.0 == shape.radius()).map(|&(_, v, a)| (v, 1, a));
+            let two_rows = two_rows.iter().filter(|k| k.0 == shape.radius()).map(|&(_, v)| (v, 2, 0));
+            one_row.chain(two_rows).collect()
         }
     }
 }
@@ -161,6 +164,7 @@ pub fn entry_point(shape: StencilShape, launch: StreamingShape, precision: Preci
     let name = precision.name();
     Ok(match shape {
         StencilShape::Box27 => format!("stencil_box27_v{vector}_r{rows}_{name}"),
+        _ if rows == 2 => format!("stencil_star{}_v{vector}_r2_{name}", shape.radius()),
         _ => format!("stencil_star{}_v{vector}_a{ahead}_{name}", shape.radius()),
     })
 }

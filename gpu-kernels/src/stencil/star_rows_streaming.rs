@@ -1,0 +1,148 @@
+//! Beyond the book: the order-`R` star of `star_streaming.rs` with two rows per thread, whose y
+//! neighbours each thread reads once for both rows. The formula's steps are taken apart
+//! ([`weigh`], [`weigh_pair`]) and run in its order for each row: the centre and the x arm of
+//! each row in turn, then the y arm distance by distance for both rows at once, then the z arm.
+//! At distance `d` the first row `j` pairs rows `j − d` and `j + d`, the second row `j + 1` pairs
+//! `j + 1 − d` and `j + 1 + d`: two rows enter (`j − d`, `j + 1 + d`) and each meets the row that
+//! entered one distance before (the thread's own rows at `d = 1`). So a thread loads `2R` rows
+//! for its two rows where two threads of one row each load `2R`, and holds four rows at a time
+//! instead of all `4R`. The z queue holds both rows' patches; no barriers, no shared memory.
+//!
+//! Results are bitwise those of the CPU reference: each point's formula runs the same operations
+//! in the same order (`StarCoeffs::apply`).
+
+use super::Grid3;
+use super::star::{Arm, StarCoeffs, weigh, weigh_pair};
+use super::star_streaming::x_arm;
+use super::streaming::{RunPolicies, ThreadWork, Walk, thread_work};
+use crate::Real;
+use crate::device::{l2, load_vector, opaque, prefetch_l2, store_vector};
+
+/// Rows per thread.
+const ROWS: usize = 2;
+
+/// One time step of the order-`R` star, two rows per thread; points within `R` of a face copy
+/// their input.
+///
+/// # Safety
+/// As `stencil_star_streaming`: `input` and `output` hold `grid.len()` elements each, start
+/// 16-byte aligned and do not overlap; `V` is a power of two that divides `grid.nx`; the launch
+/// covers the x–y plane with `V`-wide patches of two rows, one per thread, and `gridDim.z`
+/// blocks share the planes along z.
+#[inline(always)]
+pub unsafe fn stencil_star_rows_streaming<T: Real, const R: usize, const V: usize, const QUEUE: usize>(
+    input: *const T,
+    output: *mut T,
+    grid: Grid3,
+    c: StarCoeffs<T, R>,
+) {
+    const { assert!(QUEUE == 2 * R + 1, "the z queue holds the plane and R on each side") };
+    // As in `stencil_star_streaming`: order 2 rings its queue, order 4 shifts it.
+    const RING_QUEUE: usize = 5;
+    let Grid3 { nx, ny, nz } = grid;
+    let Some(ThreadWork { k_start, j_start: j, i_start, i_end }) = thread_work(grid, V as u32, ROWS as u32)
+    else {
+        return;
+    };
+
+    // Planes are clamped to the run and the `R` planes on each side of it, rows and columns to
+    // the grid: a clamped value belongs to a point within `R` of a face, which keeps its input
+    // (or to the second row past the grid's last, which is not stored).
+    let (i_first, i_last) = (i_start.saturating_sub(R as u32), (i_end + R as u32 - 1).min(nz - 1));
+    let plane = |i: u32| i.clamp(i_first, i_last) as usize * grid.plane_stride();
+    let row = |d: i64| (j as i64 + d).clamp(0, ny as i64 - 1) as usize * grid.row_stride();
+    let mine: [usize; ROWS] = core::array::from_fn(|r| row(r as i64) + k_start as usize);
+    // L2 eviction hints for 8-byte elements only, as in `stencil_star_streaming`.
+    let hinted = size_of::<T>() == 8;
+    let policies = RunPolicies::new(i_start, i_end, Walk::FORWARD);
+    // SAFETY (loads): every offset lies in the grid; `k_start` is a multiple of `V`, which
+    // divides `nx`, so a patch is `V` aligned elements of one row.
+    let load_patch = |i: u32, at: usize| -> [T; V] {
+        let (p, policy) = (unsafe { input.add(plane(i) + at) }, policies.load_reaching(i, R as u32));
+        unsafe { if hinted { l2::load(p, policy) } else { load_vector(p) } }
+    };
+    let load = |i: u32, at: usize| -> [T; V] { unsafe { load_vector(input.add(plane(i) + at)) } };
+    let sides = R.div_ceil(V);
+    let left_of = |n: usize| (k_start as i64 - ((n + 1) * V) as i64).max(0) as usize;
+    let right_of = |n: usize| (k_start as usize + (n + 1) * V).min(nx as usize - V);
+    let interior = |v: u32, n: u32| v >= R as u32 && v + (R as u32) < n;
+    let x_interior: [bool; V] = core::array::from_fn(|e| interior(k_start + e as u32, nx));
+    let y_interior: [bool; ROWS] = core::array::from_fn(|r| interior(j + r as u32, ny));
+    let second_row_in_grid = j + 1 < ny;
+
+    // The z queue, planes `i − R ..= i + R`, both rows of each (a ring or shifted, as in
+    // `stencil_star_streaming`).
+    let mut queue: [[[T; V]; ROWS]; QUEUE] = core::array::from_fn(|q| {
+        let i = (i_start + q as u32).wrapping_sub(R as u32);
+        core::array::from_fn(|r| load_patch(i, mine[r]))
+    });
+    let mut i = i_start;
+    // Plane `i` in phase `$phase`.
+    macro_rules! plane {
+        ($phase:literal) => {{
+            // Opaque, so that later phases' loads are not hoisted into this one.
+            let i = opaque(i as i32) as u32;
+            let slot = |q: usize| ($phase + q) % QUEUE;
+            let entering: [[T; V]; ROWS] = core::array::from_fn(|r| load_patch(i + R as u32 + 1, mine[r]));
+            // SAFETY: the offsets lie in the grid (clamped).
+            unsafe {
+                prefetch_l2(input.add(plane(i + R as u32 + 2) + mine[0]));
+                prefetch_l2(input.add(plane(i + R as u32 + 2) + mine[1]));
+            }
+            let centre = queue[slot(R)];
+
+            // The centre and the x arm, one row at a time (its patches beside it, as many as
+            // hold `R` points; at the grid's ends a clamped patch stands in).
+            let mut sum: [[T; V]; ROWS] = core::array::from_fn(|r| {
+                let at = row(r as i64);
+                let left: [[T; V]; R] = core::array::from_fn(|n| load(i, at + left_of(n.min(sides - 1))));
+                let right: [[T; V]; R] = core::array::from_fn(|n| load(i, at + right_of(n.min(sides - 1))));
+                core::array::from_fn(|e| {
+                    weigh(c.center * centre[r][e], c.x, x_arm(centre[r], &left, &right, e))
+                })
+            });
+            // The y arm of both rows, distance by distance (`d + 1`): rows `j − d − 1` and
+            // `j + d + 2` enter; `minus` is row `j − d` (the second row's minus side at this
+            // distance), `plus` row `j + d + 1` (the first row's plus side).
+            let (mut minus, mut plus) = (centre[0], centre[1]);
+            for d in 0..R {
+                let entering_minus = load(i, row(-1 - d as i64) + k_start as usize);
+                let entering_plus = load(i, row(2 + d as i64) + k_start as usize);
+                sum[0] = core::array::from_fn(|e| weigh_pair(sum[0][e], c.y[d], entering_minus[e], plus[e]));
+                sum[1] = core::array::from_fn(|e| weigh_pair(sum[1][e], c.y[d], minus[e], entering_plus[e]));
+                (minus, plus) = (entering_minus, entering_plus);
+            }
+            // The z arm from the queue.
+            let z_interior = interior(i, nz);
+            let out: [[T; V]; ROWS] = core::array::from_fn(|r| {
+                core::array::from_fn(|e| {
+                    let z = Arm {
+                        minus: core::array::from_fn(|d| queue[slot(R - 1 - d)][r][e]),
+                        plus: core::array::from_fn(|d| queue[slot(R + 1 + d)][r][e]),
+                    };
+                    let value = weigh(sum[r][e], c.z, z);
+                    if z_interior && y_interior[r] && x_interior[e] { value } else { centre[r][e] }
+                })
+            });
+            for r in 0..ROWS {
+                if r == 0 || second_row_in_grid {
+                    // SAFETY: the row is in the grid, so `mine[r]` is its unclamped offset.
+                    unsafe {
+                        let at = output.add(i as usize * grid.plane_stride() + mine[r]);
+                        if hinted {
+                            l2::store(at, out[r], policies.written)
+                        } else {
+                            store_vector(at, out[r])
+                        }
+                    }
+                }
+            }
+            queue[slot(0)] = entering;
+        }};
+    }
+    if QUEUE <= RING_QUEUE {
+        ring_loop!(plane, i, i_end, QUEUE; 0 1 2 3 4);
+    } else {
+        shift_loop!(plane, i, i_end, queue, QUEUE, 1; 0);
+    }
+}
