@@ -5,8 +5,10 @@
 
 use gpu_kernels::device::emulation;
 use gpu_kernels::stencil::star::StarCoeffs;
-use gpu_kernels::stencil::tiles::StreamingShape;
-use gpu_kernels::stencil::{Grid3, stencil_box_streaming, stencil_star_streaming};
+use gpu_kernels::stencil::tiles::{StreamingKernel, StreamingShape};
+use gpu_kernels::stencil::{
+    Grid3, stencil_box_streaming, stencil_star_rows_streaming, stencil_star_streaming,
+};
 use host::stencil::{StencilShape, high_order, reference_box_step, reference_star_step, streaming};
 use host::{Element, random};
 use ndarray::Array3;
@@ -40,23 +42,23 @@ fn same_bits<T: Element>(out: &Array3<T>, expected: &Array3<T>) -> bool {
     out.iter().zip(expected).all(|(a, b)| a.to_f64().to_bits() == b.to_f64().to_bits())
 }
 
-/// The launch `shape`'s default takes on `grid` in `T`, as `StencilProblem` plans it.
-fn default_launch<T: Element>(shape: StencilShape, grid: Grid3) -> StreamingShape {
-    let launch = high_order::default_launch(shape, T::PRECISION).unwrap();
+/// `launch` for `shape` fitted to `grid` in `T`, as `StencilProblem` plans it.
+fn planned<T: Element>(shape: StencilShape, launch: StreamingShape, grid: Grid3) -> StreamingShape {
     high_order::shape_launch(shape, launch, grid, T::PRECISION, 132).unwrap().1
 }
 
-/// The order-`R` star's default kernel equals the reference on every grid, with the standard
-/// Laplacian's weights and with random ones.
+/// The star of order `R` launched as `launch(shape)` (fitted to each grid) equals the reference
+/// on every grid, with the standard Laplacian's weights and with others; `kernel` is the
+/// function of the fitted launch's const generics.
 fn star_matches<T: Element, const R: usize>(
+    launch: impl Fn(StencilShape) -> StreamingShape,
     kernel: impl Fn(StreamingShape) -> fn(*const T, *mut T, Grid3, StarCoeffs<T, R>),
-    adapt: impl Fn(StreamingShape) -> StreamingShape,
 ) {
     let shape = high_order::star_shape(R).unwrap();
     for (nz, ny, nx) in GRIDS {
         let input = random::random_grid::<T>((nz, ny, nx), 7).unwrap();
         let grid = Grid3 { nx: nx as u32, ny: ny as u32, nz: nz as u32 };
-        let launch = adapt(default_launch::<T>(shape, grid));
+        let launch = planned::<T>(shape, launch(shape), grid);
         for values in
             [shape.default_coeffs(), (0..shape.coefficient_count()).map(|i| 0.1 + i as f64 / 7.0).collect()]
         {
@@ -69,55 +71,69 @@ fn star_matches<T: Element, const R: usize>(
     }
 }
 
+/// The library's default launch of `shape` in `T`.
+fn default_of<T: Element>(shape: StencilShape) -> StreamingShape {
+    high_order::default_launch(shape, T::PRECISION).unwrap()
+}
+
+/// The default in two rows a thread (`star_rows_streaming.rs`), in blocks of 32 × 4.
+fn two_rows_of<T: Element>(shape: StencilShape) -> StreamingShape {
+    let default = default_of::<T>(shape);
+    StreamingShape {
+        kernel: StreamingKernel { rows: 2, ahead: 0, ..default.kernel },
+        block: [32, 4],
+        ..default
+    }
+}
+
 #[test]
 fn the_star25_default_kernels_equal_the_reference() {
-    star_matches::<f64, 4>(
-        |launch| match (launch.kernel.vector, launch.kernel.ahead) {
-            (2, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f64, 4, 2, 9, true>(i, o, g, c) },
-            (1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f64, 4, 1, 9, true>(i, o, g, c) },
-            other => panic!("no emulated star25 f64 kernel {other:?}"),
-        },
-        |launch| launch,
-    );
-    star_matches::<f32, 4>(
-        |launch| match (launch.kernel.vector, launch.kernel.ahead) {
-            (4, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 4, 4, 9, true>(i, o, g, c) },
-            (2, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 4, 2, 9, true>(i, o, g, c) },
-            (1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 4, 1, 9, true>(i, o, g, c) },
-            other => panic!("no emulated star25 f32 kernel {other:?}"),
-        },
-        |launch| launch,
-    );
+    star_matches::<f64, 4>(default_of::<f64>, |launch| match (launch.kernel.vector, launch.kernel.ahead) {
+        (2, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f64, 4, 2, 9, true>(i, o, g, c) },
+        (1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f64, 4, 1, 9, true>(i, o, g, c) },
+        other => panic!("no emulated star25 f64 kernel {other:?}"),
+    });
+    star_matches::<f32, 4>(default_of::<f32>, |launch| match (launch.kernel.vector, launch.kernel.ahead) {
+        (4, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 4, 4, 9, true>(i, o, g, c) },
+        (2, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 4, 2, 9, true>(i, o, g, c) },
+        (1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 4, 1, 9, true>(i, o, g, c) },
+        other => panic!("no emulated star25 f32 kernel {other:?}"),
+    });
 }
 
 #[test]
 fn the_two_row_star_kernels_equal_the_reference() {
-    use gpu_kernels::stencil::stencil_star_rows_streaming;
-    use gpu_kernels::stencil::tiles::StreamingKernel;
-    let two_rows = |launch: StreamingShape| StreamingShape {
-        kernel: StreamingKernel { rows: 2, ahead: 0, ..launch.kernel },
-        block: [32, 4],
-        ..launch
-    };
-    star_matches::<f64, 4>(
-        |launch| match launch.kernel.vector {
-            2 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f64, 4, 2, 9>(i, o, g, c) },
-            _ => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f64, 4, 1, 9>(i, o, g, c) },
-        },
-        two_rows,
-    );
+    star_matches::<f64, 4>(two_rows_of::<f64>, |launch| match launch.kernel.vector {
+        2 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f64, 4, 2, 9>(i, o, g, c) },
+        1 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f64, 4, 1, 9>(i, o, g, c) },
+        other => panic!("no emulated two-row star25 f64 kernel {other}"),
+    });
+    star_matches::<f32, 4>(two_rows_of::<f32>, |launch| match launch.kernel.vector {
+        4 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f32, 4, 4, 9>(i, o, g, c) },
+        2 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f32, 4, 2, 9>(i, o, g, c) },
+        1 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f32, 4, 1, 9>(i, o, g, c) },
+        other => panic!("no emulated two-row star25 f32 kernel {other}"),
+    });
+    star_matches::<f64, 2>(two_rows_of::<f64>, |launch| match launch.kernel.vector {
+        2 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f64, 2, 2, 5>(i, o, g, c) },
+        1 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f64, 2, 1, 5>(i, o, g, c) },
+        other => panic!("no emulated two-row star13 f64 kernel {other}"),
+    });
+    star_matches::<f32, 2>(two_rows_of::<f32>, |launch| match launch.kernel.vector {
+        4 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f32, 2, 4, 5>(i, o, g, c) },
+        2 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f32, 2, 2, 5>(i, o, g, c) },
+        1 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f32, 2, 1, 5>(i, o, g, c) },
+        other => panic!("no emulated two-row star13 f32 kernel {other}"),
+    });
 }
 
 #[test]
 fn the_star13_default_kernels_equal_the_reference() {
-    star_matches::<f64, 2>(
-        |launch| match (launch.kernel.vector, launch.kernel.ahead) {
-            (2, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f64, 2, 2, 5, true>(i, o, g, c) },
-            (1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f64, 2, 1, 5, true>(i, o, g, c) },
-            other => panic!("no emulated star13 f64 kernel {other:?}"),
-        },
-        |launch| launch,
-    );
+    star_matches::<f64, 2>(default_of::<f64>, |launch| match (launch.kernel.vector, launch.kernel.ahead) {
+        (2, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f64, 2, 2, 5, true>(i, o, g, c) },
+        (1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f64, 2, 1, 5, true>(i, o, g, c) },
+        other => panic!("no emulated star13 f64 kernel {other:?}"),
+    });
 }
 
 #[test]
@@ -125,7 +141,7 @@ fn the_box27_f64_default_kernel_equals_the_reference() {
     for (nz, ny, nx) in GRIDS {
         let input = random::random_grid::<f64>((nz, ny, nx), 11).unwrap();
         let grid = Grid3 { nx: nx as u32, ny: ny as u32, nz: nz as u32 };
-        let launch = default_launch::<f64>(StencilShape::Box27, grid);
+        let launch = planned::<f64>(StencilShape::Box27, default_of::<f64>(StencilShape::Box27), grid);
         let coeffs = high_order::box_coeffs::<f64>(&StencilShape::Box27.default_coeffs());
         let out = run_launch(&input, launch, |i, o, g| match (launch.kernel.vector, launch.kernel.rows) {
             (2, 2) => unsafe { stencil_box_streaming::<f64, 2, 2, 4>(i, o, g, coeffs) },
