@@ -61,6 +61,32 @@ fn chart_err<E: std::fmt::Display>(e: E) -> String {
 type ThroughputChart<'a, 'b> =
     ChartContext<'a, SVGBackend<'b>, Cartesian2d<WithKeyPoints<RangedCoordi32>, RangedCoordf64>>;
 
+/// The axes and the grid: x labelled with `labels` (one per [`X_UNIT`]) and `x_desc`, vertical
+/// grid lines where `x_mesh`; y from 0 to `top` in `unit`.
+fn draw_mesh<'a, 'b: 'a>(
+    chart: &mut ThroughputChart<'a, 'b>,
+    labels: &[String],
+    x_desc: &str,
+    unit: &str,
+    top: f64,
+    x_mesh: bool,
+) -> Result<(), String> {
+    let label = |x: &i32| labels.get((x / X_UNIT).max(0) as usize).cloned().unwrap_or_default();
+    let y_fmt = y_label(top);
+    let mut mesh = chart.configure_mesh();
+    if !x_mesh {
+        mesh.disable_x_mesh();
+    }
+    mesh.x_label_formatter(&label)
+        .x_desc(x_desc)
+        .y_desc(unit)
+        .y_label_formatter(&y_fmt)
+        .label_style(("sans-serif", 15))
+        .light_line_style(TRANSPARENT)
+        .draw()
+        .map_err(chart_err)
+}
+
 /// The copy ceiling `ceiling` (in `unit`) as a horizontal line from `x.0` to `x.1`, with its
 /// legend entry.
 fn draw_ceiling(
@@ -153,7 +179,6 @@ fn bar_chart(group: &Group) -> Result<Option<String>, String> {
         sides + usize::from(ceiling.is_some()),
         BAR_CHART_SIZE.1,
     );
-    let y_fmt = y_label(top);
     let n = categories.len() as i32;
     // Wider with many categories, so that names like `torch.compile-max-autotune` do not overlap.
     let size = (BAR_CHART_SIZE.0.max(BAR_CATEGORY_WIDTH * n as u32 + 100), BAR_CHART_SIZE.1);
@@ -170,18 +195,7 @@ fn bar_chart(group: &Group) -> Result<Option<String>, String> {
             .y_label_area_size(70)
             .build_cartesian_2d((0..n * X_UNIT).with_key_points(centers), 0.0..top)
             .map_err(chart_err)?;
-        let label = |x: &i32| categories.get((x / X_UNIT).max(0) as usize).cloned().unwrap_or_default();
-        chart
-            .configure_mesh()
-            .disable_x_mesh()
-            .x_label_formatter(&label)
-            .x_desc("kernel")
-            .y_desc(unit)
-            .y_label_formatter(&y_fmt)
-            .label_style(("sans-serif", 15))
-            .light_line_style(TRANSPARENT)
-            .draw()
-            .map_err(chart_err)?;
+        draw_mesh(&mut chart, &categories, "kernel", unit, top, false)?;
         let value_style =
             TextStyle::from(("sans-serif", 13).into_font()).pos(Pos::new(HPos::Center, VPos::Bottom));
         for (side, color, name) in [
@@ -253,7 +267,6 @@ fn sweep_chart(group: &Group) -> Result<Option<String>, String> {
         lines.len() + usize::from(ceiling.is_some()),
         SWEEP_CHART_SIZE.1,
     );
-    let y_fmt = y_label(top);
     let mut kernels: Vec<&str> = Vec::new();
 
     let mut svg = String::new();
@@ -271,17 +284,7 @@ fn sweep_chart(group: &Group) -> Result<Option<String>, String> {
                 0.0..top,
             )
             .map_err(chart_err)?;
-        let label = |x: &i32| values.get((x / X_UNIT).max(0) as usize).cloned().unwrap_or_default();
-        chart
-            .configure_mesh()
-            .x_label_formatter(&label)
-            .x_desc(x_desc)
-            .y_desc(unit)
-            .y_label_formatter(&y_fmt)
-            .label_style(("sans-serif", 15))
-            .light_line_style(TRANSPARENT)
-            .draw()
-            .map_err(chart_err)?;
+        draw_mesh(&mut chart, &values, x_desc, unit, top, true)?;
         for (function, role, points) in &lines {
             let kernel = match role {
                 Role::Rust(k) | Role::Cuda(k) => *k,
