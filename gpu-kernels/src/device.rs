@@ -3,8 +3,9 @@
 //!
 //! This is the only file that touches an nvptx intrinsic. On the host the same functions
 //! exist so that kernel bodies type-check and lint there; calling one panics, except inside
-//! [`emulation::run`], which runs a kernel body without barriers, shuffles or shared memory
-//! thread by thread on the CPU, for tests.
+//! [`emulation`], which runs kernel bodies on the CPU for tests: barrier-free ones thread by
+//! thread ([`emulation::run`]), the others a block's threads at once
+//! ([`emulation::run_blocks`]), with barriers, shared memory, shuffles and votes.
 
 #[cfg(target_arch = "nvptx64")]
 use core::arch::nvptx;
@@ -69,7 +70,7 @@ pub mod thread {
             super::nvptx::_syncthreads()
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        super::host_call("sync_threads")
+        super::emulation::sync_threads()
     }
 }
 
@@ -82,7 +83,12 @@ pub fn trap() -> ! {
         nvptx::trap()
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    host_call("trap")
+    {
+        if emulation::active() {
+            panic!("the kernel trapped (gpu_kernels::device::trap): on the GPU the launch fails")
+        }
+        host_call("trap")
+    }
 }
 
 /// The start of the block's launch-sized (dynamic) shared memory. Every call in a block
@@ -92,7 +98,7 @@ fn dynamic_shared_memory<T>() -> *mut T {
     #[cfg(target_arch = "nvptx64")]
     return core::intrinsics::gpu::gpu_launch_sized_workgroup_mem::<T>();
     #[cfg(not(target_arch = "nvptx64"))]
-    host_call("dynamic_shared_memory")
+    emulation::shared_memory().cast()
 }
 
 #[cfg(not(target_arch = "nvptx64"))]
@@ -101,79 +107,8 @@ fn host_call(name: &str) -> ! {
     panic!("gpu_kernels::device::{name} only runs inside a GPU kernel")
 }
 
-/// Kernel bodies on the CPU, for tests: [`run`] calls a body once for every thread of a launch,
-/// one thread after another, with the special registers ([`thread`]'s indices and dimensions)
-/// set to that thread's. A body may read and write memory and prefetch (a no-op here); a
-/// barrier, a shuffle or shared memory still panics, since threads that run one after another
-/// cannot wait for each other. What it checks is a kernel's arithmetic and indexing, bit for
-/// bit against a reference; not its speed, nor races between threads.
 #[cfg(not(target_arch = "nvptx64"))]
-pub mod emulation {
-    use std::cell::Cell;
-
-    /// The special registers of the thread being run.
-    #[derive(Clone, Copy)]
-    struct Registers {
-        thread: [u32; 3],
-        block: [u32; 3],
-        block_dim: [u32; 3],
-        grid_dim: [u32; 3],
-    }
-
-    std::thread_local! {
-        static CURRENT: Cell<Option<Registers>> = const { Cell::new(None) };
-    }
-
-    /// Whether a kernel body is being run by [`run`] on this CPU thread.
-    pub fn active() -> bool {
-        CURRENT.get().is_some()
-    }
-
-    /// The special register `name` of the thread being run (panics outside [`run`]).
-    pub(super) fn register(name: &str) -> u32 {
-        let Some(r) = CURRENT.get() else { super::host_call(name) };
-        match name {
-            "thread_idx_x" => r.thread[0],
-            "thread_idx_y" => r.thread[1],
-            "thread_idx_z" => r.thread[2],
-            "block_idx_x" => r.block[0],
-            "block_idx_y" => r.block[1],
-            "block_idx_z" => r.block[2],
-            "block_dim_x" => r.block_dim[0],
-            "block_dim_y" => r.block_dim[1],
-            "block_dim_z" => r.block_dim[2],
-            "grid_dim_x" => r.grid_dim[0],
-            "grid_dim_z" => r.grid_dim[2],
-            _ => super::host_call(name),
-        }
-    }
-
-    /// Calls `body` once for every thread of a launch of `grid_dim` blocks of `block_dim`
-    /// threads (CUDA's `(x, y, z)`), blocks and threads in order, x fastest.
-    pub fn run(grid_dim: (u32, u32, u32), block_dim: (u32, u32, u32), mut body: impl FnMut()) {
-        /// Leaves the emulation when dropped, also when `body` panics.
-        struct Leave;
-        impl Drop for Leave {
-            fn drop(&mut self) {
-                CURRENT.set(None);
-            }
-        }
-        let _leave = Leave;
-        let (grid_dim, block_dim) =
-            ([grid_dim.0, grid_dim.1, grid_dim.2], [block_dim.0, block_dim.1, block_dim.2]);
-        for block in indices(grid_dim) {
-            for thread in indices(block_dim) {
-                CURRENT.set(Some(Registers { thread, block, block_dim, grid_dim }));
-                body();
-            }
-        }
-    }
-
-    /// Every index below `dim`, x fastest.
-    fn indices([x, y, z]: [u32; 3]) -> impl Iterator<Item = [u32; 3]> {
-        (0..z).flat_map(move |k| (0..y).flat_map(move |j| (0..x).map(move |i| [i, j, k])))
-    }
-}
+pub mod emulation;
 
 /// A one-dimensional array of `T` in the block's launch-sized shared memory, starting
 /// `offset` elements of `T` from its start (so one block can hold several arrays).
@@ -379,9 +314,9 @@ pub unsafe fn store_if<T: Copy>(ptr: *mut T, value: T, condition: bool) {
         }
     }
     #[cfg(not(target_arch = "nvptx64"))]
-    {
-        let _ = (ptr, value, condition);
-        host_call("store_if")
+    if condition {
+        // SAFETY: per the caller.
+        unsafe { ptr.write(value) }
     }
 }
 
@@ -436,6 +371,8 @@ pub mod warp {
         unsafe {
             core::arch::asm!("bar.warp.sync 0xffffffff;", options(nostack, preserves_flags))
         }
+        #[cfg(not(target_arch = "nvptx64"))]
+        super::emulation::sync_warp()
     }
 
     /// A bit per lane of the warp, set where that lane's `predicate` holds
@@ -455,10 +392,7 @@ pub mod warp {
             bits
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let _ = predicate;
-            super::host_call("warp votes")
-        }
+        super::emulation::ballot(predicate)
     }
 
     /// Which lane a lane reads: the one below (`shfl.up`) or above (`shfl.down`), `delta` below,
@@ -507,9 +441,22 @@ pub mod warp {
             moved
         }
         #[cfg(not(target_arch = "nvptx64"))]
-        {
-            let _ = (word, direction);
-            super::host_call("warp shuffles")
+        super::emulation::shuffle(word, |lane| direction.source(lane))
+    }
+
+    #[cfg(not(target_arch = "nvptx64"))]
+    impl Direction {
+        /// The lane that lane `lane` reads, as PTX's `shfl.sync` with the clamps above picks it
+        /// (its own where the source lies outside the warp).
+        fn source(self, lane: u32) -> u32 {
+            let within = |source: Option<u32>| source.filter(|&s| s < LANES).unwrap_or(lane);
+            match self {
+                Self::Up => within(lane.checked_sub(1)),
+                Self::Down => within(lane.checked_add(1)),
+                Self::UpBy(delta) => within(lane.checked_sub(delta)),
+                Self::Xor(mask) => within(Some(lane ^ mask)),
+                Self::From(source) => source % LANES,
+            }
         }
     }
 
