@@ -1,15 +1,25 @@
-//! The barrier-free kernels run on the CPU (`gpu_kernels::device::emulation`), thread by thread
-//! with the launch the library plans, and compared bit for bit with the CPU reference: their
-//! arithmetic and indexing checked without a GPU (speed, and races between threads, only the
-//! GPU tests see).
+//! The stencil kernels run on the CPU (`gpu_kernels::device::emulation`) with the launch the
+//! library plans, and compared bit for bit with the CPU reference: their arithmetic, indexing
+//! and barriers checked without a GPU (speed, and races between threads, only the GPU tests
+//! and compute-sanitizer see). Barrier-free kernels run thread by thread (`emulation::run`),
+//! the others a block's threads at once (`emulation::run_blocks`).
 
+use cudarc::driver::LaunchConfig;
 use gpu_kernels::device::emulation;
 use gpu_kernels::stencil::star::StarCoeffs;
-use gpu_kernels::stencil::tiles::{StreamingKernel, StreamingShape};
-use gpu_kernels::stencil::{
-    Grid3, stencil_box_streaming, stencil_star_rows_streaming, stencil_star_streaming,
+use gpu_kernels::stencil::tiles::{
+    COARSENED_IN_TILE_DIM, HALO_IN_SHARED, HaloRing, REGISTER_TILED_IN_TILE_DIM, SHARED_TILED_IN_TILE_DIM,
+    StreamingKernel, StreamingShape, TemporalShape, star_tiled_in_tile_dim,
 };
-use host::stencil::{StencilShape, high_order, reference_box_step, reference_star_step, streaming};
+use gpu_kernels::stencil::{
+    Coeffs, Grid3, Walk, stencil_basic, stencil_box_streaming, stencil_coarsened, stencil_register_tiled,
+    stencil_shared_tiled, stencil_star_rows_streaming, stencil_star_shared_streaming,
+    stencil_star_shared_tiled, stencil_star_streaming, stencil_streaming, stencil_temporal,
+};
+use host::stencil::{
+    StencilShape, StencilVariant, high_order, reference_box_step, reference_star_step, reference_steps,
+    streaming, temporal,
+};
 use host::{Element, random};
 use ndarray::Array3;
 
@@ -20,19 +30,40 @@ const GRIDS: [(usize, usize, usize); 3] = [(40, 19, 21), (16, 11, 12), (300, 70,
 /// Resident blocks assumed by the launches (an H200's 132 SMs, two blocks each).
 const RESIDENT: usize = 264;
 
-/// Runs `body(input, output, grid)` as the launch of `launch` on `input` and returns the output
-/// (poisoned with NaN first, so that a point no thread writes shows).
+/// The kernels' grid of `input`.
+fn grid_of<T>(input: &Array3<T>) -> Grid3 {
+    let (nz, ny, nx) = input.dim();
+    Grid3 { nx: nx as u32, ny: ny as u32, nz: nz as u32 }
+}
+
+/// Runs `body(input, output, grid)` as the launch of `launch` on `input`, thread by thread, and
+/// returns the output (poisoned with NaN first, so that a point no thread writes shows).
 fn run_launch<T: Element>(
     input: &Array3<T>,
     launch: StreamingShape,
     body: impl Fn(*const T, *mut T, Grid3),
 ) -> Array3<T> {
-    let (nz, ny, nx) = input.dim();
-    let grid = Grid3 { nx: nx as u32, ny: ny as u32, nz: nz as u32 };
+    let grid = grid_of(input);
     let config = streaming::launch_config(launch, grid, RESIDENT).unwrap();
     let mut output = Array3::from_elem(input.dim(), T::from_f64(f64::NAN));
     let (input, output_ptr) = (input.as_ptr(), output.as_mut_ptr());
     emulation::run(config.grid_dim, config.block_dim, || body(input, output_ptr, grid));
+    output
+}
+
+/// As [`run_launch`], for a kernel with barriers launched as `config` (its shared memory
+/// included): a block's threads at once.
+fn run_blocks<T: Element>(
+    input: &Array3<T>,
+    config: LaunchConfig,
+    body: impl Fn(*const T, *mut T, Grid3),
+) -> Array3<T> {
+    let grid = grid_of(input);
+    let mut output = Array3::from_elem(input.dim(), T::from_f64(f64::NAN));
+    let (input, output_ptr) = (input.as_ptr(), output.as_mut_ptr());
+    emulation::run_blocks(config.grid_dim, config.block_dim, config.shared_mem_bytes as usize, || {
+        body(input, output_ptr, grid)
+    });
     output
 }
 
@@ -134,6 +165,12 @@ fn the_star13_default_kernels_equal_the_reference() {
         (1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f64, 2, 1, 5, true>(i, o, g, c) },
         other => panic!("no emulated star13 f64 kernel {other:?}"),
     });
+    star_matches::<f32, 2>(default_of::<f32>, |launch| match (launch.kernel.vector, launch.kernel.ahead) {
+        (4, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 2, 4, 5, true>(i, o, g, c) },
+        (2, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 2, 2, 5, true>(i, o, g, c) },
+        (1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 2, 1, 5, true>(i, o, g, c) },
+        other => panic!("no emulated star13 f32 kernel {other:?}"),
+    });
 }
 
 #[test]
@@ -170,4 +207,217 @@ fn the_emulation_gives_each_thread_its_indices() {
     assert_eq!(seen[6], (0, 1, 0, 0, 3));
     assert_eq!(*seen.last().unwrap(), (1, 1, 1, 2, 3));
     assert!(!emulation::active());
+}
+
+/// Grids for the kernels with barriers, smaller than [`GRIDS`] (each thread of a block is a CPU
+/// thread): edges that no tile divides, and one wider than two tiles of the widest kernel.
+const BLOCK_GRIDS: [(usize, usize, usize); 2] = [(13, 11, 9), (9, 17, 34)];
+
+/// The seven-point coefficients tried: the Laplacian, and seven distinct others.
+fn seven_point_coeffs<T: Element>() -> [Coeffs<T>; 2] {
+    [host::stencil::laplacian(), Coeffs(core::array::from_fn(|i| T::from_f64(0.1 + i as f64 / 7.0)))]
+}
+
+/// The seven-point `kernel` launched as the library launches `variant` with input tiles of edge
+/// `tile` equals `steps` reference steps on every grid of [`BLOCK_GRIDS`].
+fn seven_point_matches<T: Element>(
+    variant: StencilVariant,
+    tile: usize,
+    steps: usize,
+    config: impl Fn(Grid3) -> LaunchConfig,
+    kernel: unsafe fn(*const T, *mut T, Grid3, Coeffs<T>),
+) {
+    for (nz, ny, nx) in BLOCK_GRIDS {
+        let input = random::random_grid::<T>((nz, ny, nx), 3).unwrap();
+        let config = config(grid_of(&input));
+        for coeffs in seven_point_coeffs::<T>() {
+            // SAFETY: the launch is the library's for this kernel, on buffers of the grid's size.
+            let out = run_blocks(&input, config, |i, o, g| unsafe { kernel(i, o, g, coeffs) });
+            let expected = reference_steps(input.view(), coeffs, steps);
+            assert!(same_bits(&out, &expected), "{variant} t{tile} {} on {nz}x{ny}x{nx}", T::PRECISION);
+        }
+    }
+}
+
+/// As [`seven_point_matches`] for one of the book's variants, one step.
+fn book_kernel_matches<T: Element>(
+    variant: StencilVariant,
+    tile: usize,
+    kernel: unsafe fn(*const T, *mut T, Grid3, Coeffs<T>),
+) {
+    let config = |grid| variant.launch_config_with_tile(grid, T::PRECISION, tile).unwrap();
+    seven_point_matches(variant, tile, 1, config, kernel);
+}
+
+/// Every tile of the book's kernels that is built: Fig. 8.6, 8.8, 8.10 and 8.12.
+fn book_kernels_match<T: Element>() {
+    use StencilVariant::{Basic, Coarsened, RegisterTiled, SharedTiled};
+    book_kernel_matches::<T>(Basic, Basic.default_tile(), stencil_basic::<T>);
+    book_kernel_matches::<T>(
+        SharedTiled,
+        SHARED_TILED_IN_TILE_DIM,
+        stencil_shared_tiled::<T, SHARED_TILED_IN_TILE_DIM>,
+    );
+    book_kernel_matches::<T>(Coarsened, COARSENED_IN_TILE_DIM, stencil_coarsened::<T, COARSENED_IN_TILE_DIM>);
+    book_kernel_matches::<T>(Coarsened, 16, stencil_coarsened::<T, 16>);
+    book_kernel_matches::<T>(
+        RegisterTiled,
+        REGISTER_TILED_IN_TILE_DIM,
+        stencil_register_tiled::<T, REGISTER_TILED_IN_TILE_DIM>,
+    );
+    book_kernel_matches::<T>(RegisterTiled, 8, stencil_register_tiled::<T, 8>);
+    book_kernel_matches::<T>(RegisterTiled, 16, stencil_register_tiled::<T, 16>);
+}
+
+#[test]
+fn the_books_kernels_equal_the_reference_f32() {
+    book_kernels_match::<f32>();
+}
+
+#[test]
+fn the_books_kernels_equal_the_reference_f64() {
+    book_kernels_match::<f64>();
+}
+
+/// The temporal kernel of `shape` (its const generics `K` and `ROWS`) fuses `K` steps into one
+/// pass bit for bit.
+fn temporal_matches<T: Element, const K: usize, const ROWS: usize>(shape: TemporalShape) {
+    assert_eq!((shape.kernel.depth, shape.kernel.rows), (K, ROWS));
+    let config = |grid| {
+        let runs = temporal::runs(shape, grid, RESIDENT).unwrap();
+        temporal::launch_config(shape, grid, T::PRECISION, runs).unwrap()
+    };
+    seven_point_matches(StencilVariant::Temporal, K, K, config, stencil_temporal::<T, K, ROWS>);
+}
+
+#[test]
+fn the_temporal_defaults_fuse_their_steps_bitwise() {
+    temporal_matches::<f32, 4, 8>(temporal::default_shape(host::Precision::F32));
+    temporal_matches::<f64, 4, 4>(temporal::default_shape(host::Precision::F64));
+}
+
+/// The seven-point streaming kernel's defaults and the narrower vectors they fall back to, walking
+/// forwards and backwards (keeping a run's last planes in L2, which changes no value).
+#[test]
+fn the_seven_point_streaming_kernels_equal_the_reference() {
+    fn each<T: Element>(
+        kernel: impl Fn(
+            usize,
+        )
+            -> unsafe fn(*const T, *mut T, Grid3, Coeffs<T>, gpu_kernels::stencil::Window, Walk),
+    ) {
+        for (nz, ny, nx) in GRIDS {
+            let input = random::random_grid::<T>((nz, ny, nx), 5).unwrap();
+            let grid = grid_of(&input);
+            let shape = streaming::fit(streaming::default_shape(T::PRECISION), grid, T::PRECISION);
+            let launch = streaming::launch(shape, grid, 0..grid.nz, RESIDENT).unwrap();
+            let body = kernel(shape.kernel.vector);
+            for (coeffs, walk) in
+                seven_point_coeffs::<T>().into_iter().zip([Walk::FORWARD, Walk { backwards: 1, keep: 3 }])
+            {
+                let mut output = Array3::from_elem(input.dim(), T::from_f64(f64::NAN));
+                let (i, o) = (input.as_ptr(), output.as_mut_ptr());
+                // SAFETY: the library's launch for this kernel, on buffers of the grid's size.
+                emulation::run(launch.config.grid_dim, launch.config.block_dim, || unsafe {
+                    body(i, o, grid, coeffs, launch.window, walk)
+                });
+                let expected = reference_steps(input.view(), coeffs, 1);
+                assert!(same_bits(&output, &expected), "{:?} {walk:?} on {nz}x{ny}x{nx}", shape.kernel);
+            }
+        }
+    }
+    each::<f32>(|vector| match vector {
+        4 => stencil_streaming::<f32, 4, 1, 0, 1, false>,
+        2 => stencil_streaming::<f32, 2, 1, 0, 1, false>,
+        1 => stencil_streaming::<f32, 1, 1, 0, 1, false>,
+        other => panic!("no emulated streaming f32 kernel v{other}"),
+    });
+    each::<f64>(|vector| match vector {
+        2 => stencil_streaming::<f64, 2, 2, 0, 1, false>,
+        1 => stencil_streaming::<f64, 1, 2, 0, 1, false>,
+        other => panic!("no emulated streaming f64 kernel v{other}"),
+    });
+}
+
+/// The book's tiled form of the order-`R` star (Fig. 8.8 with a halo of `R`), the readable
+/// baseline, on every grid at least `2R + 1` thick.
+fn star_tiled_matches<T: Element, const R: usize, const TILE: usize>() {
+    assert_eq!(TILE, star_tiled_in_tile_dim(R));
+    let shape = high_order::star_shape(R).unwrap();
+    for (nz, ny, nx) in BLOCK_GRIDS {
+        let input = random::random_grid::<T>((nz, ny, nx), 9).unwrap();
+        let (_, config) = high_order::star_tiled_launch(R, grid_of(&input), T::PRECISION).unwrap();
+        let coeffs = high_order::star_coeffs::<T, R>(&shape.default_coeffs());
+        // SAFETY: the library's launch for this kernel, on buffers of the grid's size.
+        let out = run_blocks(&input, config, |i, o, g| unsafe {
+            stencil_star_shared_tiled::<T, R, TILE>(i, o, g, coeffs)
+        });
+        assert!(
+            same_bits(&out, &reference_star_step(input.view(), coeffs)),
+            "{shape} tiled on {nz}x{ny}x{nx}"
+        );
+    }
+}
+
+#[test]
+fn the_tiled_stars_equal_the_reference() {
+    star_tiled_matches::<f32, 2, 8>();
+    star_tiled_matches::<f64, 2, 8>();
+    star_tiled_matches::<f32, 4, 10>();
+    star_tiled_matches::<f64, 4, 10>();
+}
+
+/// The star25 whose halo goes through a ring of shared memory (`star_shared_streaming.rs`) of
+/// `V`-wide patches in blocks of 32 × 8, planned as the library plans it on grids it fits.
+fn star_shared_matches<T: Element, const V: usize>() {
+    let shape = StencilShape::Star25;
+    let ring = StreamingShape {
+        kernel: StreamingKernel {
+            vector: V,
+            rows: 1,
+            ahead: HALO_IN_SHARED,
+            ..default_of::<T>(shape).kernel
+        },
+        block: [32, 8],
+        ..default_of::<T>(shape)
+    };
+    for (nz, ny, nx) in [(16, 11, 12), (21, 19, 40)] {
+        let input = random::random_grid::<T>((nz, ny, nx), 13).unwrap();
+        let grid = grid_of(&input);
+        let launch = planned::<T>(shape, ring, grid);
+        assert_eq!(
+            (launch.kernel.ahead, launch.kernel.vector),
+            (HALO_IN_SHARED, V),
+            "the ring fits {nz}x{ny}x{nx}"
+        );
+        let halo: HaloRing = high_order::halo_ring(4, launch).unwrap();
+        let config = LaunchConfig {
+            shared_mem_bytes: halo.shared_bytes(size_of::<T>()) as u32,
+            ..streaming::launch_config(launch, grid, RESIDENT).unwrap()
+        };
+        let coeffs = high_order::star_coeffs::<T, 4>(&shape.default_coeffs());
+        let out = run_blocks(&input, config, |i, o, g| {
+            const HALO_F32: usize = HaloRing { order: 4, vector: 4, block: [32, 8] }.patches_per_thread();
+            const HALO_F64: usize = HaloRing { order: 4, vector: 2, block: [32, 8] }.patches_per_thread();
+            // SAFETY: the library's launch and shared memory for this kernel, on buffers of the
+            // grid's size.
+            unsafe {
+                if V == 4 {
+                    stencil_star_shared_streaming::<T, 4, V, 9, 32, 8, HALO_F32>(i, o, g, coeffs)
+                } else {
+                    stencil_star_shared_streaming::<T, 4, V, 9, 32, 8, HALO_F64>(i, o, g, coeffs)
+                }
+            }
+        });
+        assert!(
+            same_bits(&out, &reference_star_step(input.view(), coeffs)),
+            "{shape} ring v{V} on {nz}x{ny}x{nx}"
+        );
+    }
+}
+
+#[test]
+fn the_shared_halo_stars_equal_the_reference() {
+    star_shared_matches::<f32, 4>();
+    star_shared_matches::<f64, 2>();
 }
