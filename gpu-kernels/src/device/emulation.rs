@@ -7,9 +7,9 @@
 //!   memory panics, since threads that run one after another cannot wait for each other.
 //! * [`run_blocks`] runs the blocks one after another, and the threads of a block as coroutines
 //!   on the calling thread (`corosensei`'s stackful coroutines), each until it reaches a
-//!   barrier or returns: a barrier (`__syncthreads`, `__syncwarp`), the block's launch-sized
-//!   shared memory and the warp's shuffles and votes work as on the GPU, in an order that is
-//!   the same on every run. Shared memory starts every block filled with `0xff` bytes (a NaN in
+//!   barrier or returns, in a shuffled order that is the same on every run: a barrier
+//!   (`__syncthreads`, `__syncwarp`), the block's launch-sized shared memory and the warp's
+//!   shuffles and votes work as on the GPU. Shared memory starts every block filled with `0xff` bytes (a NaN in
 //!   every float type), so that a read before any write shows in the result. As on the GPU, a
 //!   thread that has returned no longer holds up a barrier; a shuffle that reads a returned lane
 //!   panics, and so do threads that wait at different barriers (a barrier in divergent code),
@@ -299,11 +299,20 @@ enum State {
 
 /// Runs the threads of one block to their end: each ready thread in turn until it waits or
 /// returns, then releases every barrier that all its threads (those that have not returned)
-/// wait at; panics if none can be released.
+/// wait at; panics if none can be released. The ready threads run in an order shuffled afresh
+/// each time (seeded by the block's index, so the same on every run): between two barriers a
+/// thread may read what any other thread of the block writes, and a missing barrier shows
+/// whichever thread a read depends on.
 fn schedule(threads: &mut [Running], block: &Block, block_index: [u32; 3]) {
     let lanes = LANES as usize;
+    let [x, y, z] = block_index.map(u64::from);
+    let mut order = Shuffle::new(x | y << 21 | z << 42);
     loop {
-        for thread in threads.iter_mut().filter(|t| t.state == State::Ready) {
+        let mut ready: Vec<usize> =
+            (0..threads.len()).filter(|&t| threads[t].state == State::Ready).collect();
+        order.shuffle(&mut ready);
+        for t in ready {
+            let thread = &mut threads[t];
             thread.state = match thread.coroutine.resume(()) {
                 CoroutineResult::Yield(until) => State::Waiting(until),
                 CoroutineResult::Return(()) => {
@@ -327,6 +336,31 @@ fn schedule(threads: &mut [Running], block: &Block, block_index: [u32; 3]) {
                 count(Wait::Block),
                 count(Wait::Warp)
             );
+        }
+    }
+}
+
+/// Fisher–Yates shuffles drawn from xorshift64*, a fixed sequence for each seed.
+struct Shuffle(u64);
+
+impl Shuffle {
+    fn new(seed: u64) -> Self {
+        // Any state but zero; the odd constant spreads neighbouring seeds.
+        Self(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1)
+    }
+
+    fn next(&mut self) -> u64 {
+        let mut x = self.0;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.0 = x;
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d)
+    }
+
+    fn shuffle<T>(&mut self, items: &mut [T]) {
+        for i in (1..items.len()).rev() {
+            items.swap(i, (self.next() % (i as u64 + 1)) as usize);
         }
     }
 }
