@@ -209,9 +209,10 @@ fn the_emulation_gives_each_thread_its_indices() {
     assert!(!emulation::active());
 }
 
-/// Grids for the kernels with barriers, smaller than [`GRIDS`] (each thread of a block is a CPU
-/// thread): edges that no tile divides, and one wider than two tiles of the widest kernel.
-const BLOCK_GRIDS: [(usize, usize, usize); 2] = [(13, 11, 9), (9, 17, 34)];
+/// Grids for the kernels with barriers, smaller than [`GRIDS`] (each thread of a block is a
+/// coroutine): edges that no tile divides, one wider than two tiles of the widest kernel, and
+/// one taller than two, so that some block starts at an interior plane.
+const BLOCK_GRIDS: [(usize, usize, usize); 3] = [(13, 11, 9), (9, 17, 34), (31, 8, 7)];
 
 /// The seven-point coefficients tried: the Laplacian, and seven distinct others.
 fn seven_point_coeffs<T: Element>() -> [Coeffs<T>; 2] {
@@ -344,7 +345,9 @@ fn the_seven_point_streaming_kernels_equal_the_reference() {
 fn star_tiled_matches<T: Element, const R: usize, const TILE: usize>() {
     assert_eq!(TILE, star_tiled_in_tile_dim(R));
     let shape = high_order::star_shape(R).unwrap();
-    for (nz, ny, nx) in BLOCK_GRIDS {
+    // The first two grids: the order-4 tiles hold 2³ outputs, so the third would take 256 blocks
+    // of 1000 threads.
+    for &(nz, ny, nx) in &BLOCK_GRIDS[..2] {
         let input = random::random_grid::<T>((nz, ny, nx), 9).unwrap();
         let (_, config) = high_order::star_tiled_launch(R, grid_of(&input), T::PRECISION).unwrap();
         let coeffs = high_order::star_coeffs::<T, R>(&shape.default_coeffs());

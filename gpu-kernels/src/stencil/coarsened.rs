@@ -64,6 +64,12 @@ pub unsafe fn stencil_coarsened<T: Real, const IN_TILE_DIM: usize>(
                 };
                 *output.add(grid.index(i, j, k)) = value;
             }
+            // The figure's second barrier. With the roles handed on below it orders nothing
+            // that needs it: a plane is written as `next` two planes after other threads last
+            // read it as `curr`, with the first barrier in between, and as `prev` only the
+            // thread's own element is read. Removing it changes no result under
+            // `device::emulation` (host/tests/emulated_kernels.rs); removing the first fails.
+            // Kept, as the book has it.
             sync_threads();
             // Step along z. The book copies next → curr → prev element by element; handing
             // the planes' roles on moves no data, and the old prev plane takes the next load.

@@ -1,0 +1,173 @@
+//! The merge kernels run on the CPU (`gpu_kernels::device::emulation::run_blocks`, a block's
+//! threads as coroutines, so barriers, shared memory and warp shuffles act as on the GPU) with
+//! the launches the library plans, and compared bit for bit with the stable CPU merge: the
+//! book's basic, tiled and circular-buffer kernels, and merge path (its partition, then its
+//! merge, one tile a block or pipelined). Merges of at most a few tiles, below the sizes where
+//! the partition takes samples first; speed, races and the Hopper build's bulk copies only the
+//! GPU tests see.
+
+use cudarc::driver::LaunchConfig;
+use gpu_kernels::device::emulation;
+use gpu_kernels::merge::tiles::{ELEMENTS_PER_THREAD, PathShape, keys_per_16_bytes};
+use gpu_kernels::merge::{
+    Ascending, merge_basic, merge_circular, merge_path, merge_path_partition, merge_path_pipelined,
+    merge_tiled, partition_samples, splits_len,
+};
+use host::merge::{Distribution, HostKey, MergeVariant, first_difference, merge_reference, path};
+
+/// Key counts `(m, n)`: one run empty, single keys, lopsided runs, and merges of one to several
+/// tiles of every shape tried.
+const SIZES: [(usize, usize); 7] = [(0, 5), (9, 0), (1, 1), (7, 3000), (3001, 2), (2500, 2900), (6000, 5003)];
+
+/// Runs `body` as `config`'s launch (nothing for an empty merge, which launches nothing).
+fn launch(config: Option<LaunchConfig>, body: impl Fn()) {
+    if let Some(c) = config {
+        emulation::run_blocks(c.grid_dim, c.block_dim, c.shared_mem_bytes as usize, body);
+    }
+}
+
+/// The key types tried, and for floats a pair of runs of equal keys whose bits differ: A's
+/// `-0.0` against B's `+0.0`, so the output shows whether A's came first.
+trait Key: HostKey {
+    fn signed_zeros() -> Option<(Vec<Self>, Vec<Self>)> {
+        None
+    }
+}
+
+impl Key for i32 {}
+
+impl Key for f64 {
+    fn signed_zeros() -> Option<(Vec<f64>, Vec<f64>)> {
+        Some((vec![-0.0; 2000], vec![0.0; 1500]))
+    }
+}
+
+/// Every input pair tried: each distribution at each size, and the signed zeros.
+fn inputs<K: Key>() -> Vec<(Vec<K>, Vec<K>)> {
+    use Distribution::{AllEqual, Disjoint, FewUnique, Interleaved, Uniform};
+    let mut pairs: Vec<(Vec<K>, Vec<K>)> = SIZES
+        .iter()
+        .flat_map(|&(m, n)| {
+            [Uniform, FewUnique, AllEqual, Disjoint, Interleaved].map(|d| d.generate::<K>(m, n, 17).unwrap())
+        })
+        .collect();
+    pairs.extend(K::signed_zeros());
+    pairs
+}
+
+/// `merge(a, b, c)` (writing the merge of `a` and `b` into `c`) equals the stable merge bit for
+/// bit on every input of [`inputs`]; the output is poisoned first with a key no input holds.
+fn merges_match<K: Key>(name: &str, merge: impl Fn(&[K], &[K], &mut [K])) {
+    for (a, b) in inputs::<K>() {
+        let mut c = vec![K::GREATEST; a.len() + b.len()];
+        merge(&a, &b, &mut c);
+        let expected = merge_reference(&a, &b);
+        if let Some(i) = first_difference(&c, &expected) {
+            panic!(
+                "{name} {} on {} + {} keys: key {i} is {:?}, not {:?}",
+                K::NAME,
+                a.len(),
+                b.len(),
+                c[i],
+                expected[i]
+            );
+        }
+    }
+}
+
+/// A kernel of the book, `kernel(a, m, b, n, c)`, launched as the library plans `variant`.
+fn book_kernel_matches<K: Key>(
+    variant: MergeVariant,
+    kernel: unsafe fn(*const K, usize, *const K, usize, *mut K),
+) {
+    merges_match::<K>(variant.name(), |a, b, c| {
+        let config = variant.plan(a.len(), b.len(), size_of::<K>()).unwrap().launch_config();
+        let out = c.as_mut_ptr();
+        // SAFETY: the library's launch for this kernel, on runs of `m` and `n` sorted keys and an
+        // output of `m + n`.
+        launch(config, || unsafe { kernel(a.as_ptr(), a.len(), b.as_ptr(), b.len(), out) });
+    });
+}
+
+fn book_kernels_match<K: Key>() {
+    book_kernel_matches::<K>(MergeVariant::Basic, merge_basic::<K, ELEMENTS_PER_THREAD>);
+    book_kernel_matches::<K>(MergeVariant::Tiled, merge_tiled::<K, ELEMENTS_PER_THREAD>);
+    book_kernel_matches::<K>(MergeVariant::Circular, merge_circular::<K, ELEMENTS_PER_THREAD>);
+}
+
+#[test]
+fn the_books_merge_kernels_equal_the_stable_merge() {
+    book_kernels_match::<i32>();
+    book_kernels_match::<f64>();
+}
+
+/// A merge-path merge kernel, `merge(a, m, b, n, c, splits)`.
+type PathMerge<K> = unsafe fn(*const K, usize, *const K, usize, *mut K, *const usize);
+
+/// Merge path with `shape` (`merge`, its kernel; for a pipelined shape as many blocks as
+/// `resident` allows): the partition's launch, then the merge's, as the library plans them.
+fn path_matches<K: Key>(
+    shape: impl Fn(usize, usize) -> PathShape,
+    resident: usize,
+    merge: impl Fn(PathShape) -> PathMerge<K>,
+) {
+    merges_match::<K>("merge path", |a, b, c| {
+        let (m, n) = (a.len(), b.len());
+        assert!(!partition_samples(m, n), "the emulated merges are below the sampled sizes");
+        let shape = shape(m, n);
+        let plan = path::plan(shape, m, n, size_of::<K>(), resident).unwrap();
+        let tiles = shape.tiles(m + n);
+        let mut splits = vec![usize::MAX; splits_len(tiles)];
+        let (splits_out, out) = (splits.as_mut_ptr(), c.as_mut_ptr());
+        if tiles > 0 {
+            // SAFETY: the library's launches: the partition's `tiles + 1` threads or more write
+            // the co-ranks of every tile start; the merge reads them.
+            launch(Some(path::partition_config(tiles)), || unsafe {
+                merge_path_partition::<K, Ascending>(
+                    a.as_ptr(),
+                    m,
+                    b.as_ptr(),
+                    n,
+                    shape.tile_size(),
+                    splits_out,
+                )
+            });
+        }
+        let kernel = merge(shape);
+        launch(plan.launch_config(), || unsafe { kernel(a.as_ptr(), m, b.as_ptr(), n, out, splits_out) });
+    });
+}
+
+/// Merge path's default shapes in `i32` and `f64` (the 8-byte lopsided one included), a small
+/// tile that makes every merge of [`SIZES`] several tiles, and a pipelined shape whose blocks
+/// each merge several tiles.
+#[test]
+fn merge_path_equals_the_stable_merge() {
+    fn merge_of<K: Key, const BLOCK: usize, const ITEMS: usize, const V: usize>() -> PathMerge<K> {
+        merge_path::<K, Ascending, BLOCK, ITEMS, V>
+    }
+    const V4: usize = keys_per_16_bytes(4);
+    const V8: usize = keys_per_16_bytes(8);
+    let default_of = |dtype: &'static str| move |m, n| path::default_shape_for(dtype, m, n, "asc");
+    path_matches::<i32>(default_of("i32"), 0, |shape| match (shape.block_threads, shape.items) {
+        (256, 21) => merge_of::<i32, 256, 21, V4>(),
+        other => panic!("no emulated merge path for i32 {other:?}"),
+    });
+    path_matches::<f64>(default_of("f64"), 0, |shape| match (shape.block_threads, shape.items) {
+        (256, 11) => merge_of::<f64, 256, 11, V8>(),
+        (128, 19) => merge_of::<f64, 128, 19, V8>(),
+        other => panic!("no emulated merge path for f64 {other:?}"),
+    });
+    path_matches::<i32>(|_, _| PathShape::new(128, 7), 0, |_| merge_of::<i32, 128, 7, V4>());
+    path_matches::<f64>(|_, _| PathShape::new(128, 7), 0, |_| merge_of::<f64, 128, 7, V8>());
+    path_matches::<i32>(
+        |_, _| PathShape::new(128, 15).pipelined(),
+        2,
+        |_| merge_path_pipelined::<i32, 128, 15, V4>,
+    );
+    path_matches::<f64>(
+        |_, _| PathShape::new(128, 15).pipelined(),
+        2,
+        |_| merge_path_pipelined::<f64, 128, 15, V8>,
+    );
+}
