@@ -1,19 +1,22 @@
 //! The merge kernels run on the CPU (`gpu_kernels::device::emulation::run_blocks`, a block's
 //! threads as coroutines, so barriers, shared memory and warp shuffles act as on the GPU) with
 //! the launches the library plans, and compared bit for bit with the stable CPU merge: the
-//! book's basic, tiled and circular-buffer kernels, and merge path (its partition, then its
-//! merge, one tile a block or pipelined). Merges of at most a few tiles, below the sizes where
-//! the partition takes samples first; speed, races and the Hopper build's bulk copies only the
-//! GPU tests see.
+//! book's basic, tiled and circular-buffer kernels, merge path (its partition, then its merge,
+//! one tile a block or pipelined), and the set operations (a partition, then one pass whose
+//! blocks find where their outputs start by decoupled look-back, against `std::set_*`'s serial
+//! walk). Merges of at most a few tiles, below the sizes where the partition takes samples
+//! first; speed, races and the Hopper build's bulk copies only the GPU tests see.
 
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::device::emulation;
+use gpu_kernels::merge::lookback::inclusive_prefix;
 use gpu_kernels::merge::tiles::{ELEMENTS_PER_THREAD, PathShape, keys_per_16_bytes};
 use gpu_kernels::merge::{
-    Ascending, merge_basic, merge_circular, merge_path, merge_path_partition, merge_path_pipelined,
-    merge_tiled, partition_samples, splits_len,
+    Ascending, SetOperation, merge_basic, merge_circular, merge_path, merge_path_partition,
+    merge_path_pipelined, merge_tiled, partition_samples, set_operation, set_partition, splits_len,
 };
-use host::merge::{Distribution, HostKey, MergeVariant, first_difference, merge_reference, path};
+use host::merge::family_reference::{gather, set_sources};
+use host::merge::{Distribution, HostKey, MergeVariant, first_difference, merge_reference, path, set_ops};
 
 /// Key counts `(m, n)`: one run empty, single keys, lopsided runs, and merges of one to several
 /// tiles of every shape tried.
@@ -170,4 +173,60 @@ fn merge_path_equals_the_stable_merge() {
         2,
         |_| merge_path_pipelined::<f64, 128, 15, V8>,
     );
+}
+
+/// Every set operation at `K`'s default shape (`BLOCK × ITEMS`), launched as the library
+/// launches it: its outputs, as many as the last tile's look-back word counts, are those of the
+/// serial walk bit for bit.
+fn set_operations_match<K: Key, const BLOCK: usize, const ITEMS: usize, const STEPS: usize>() {
+    let shape = set_ops::default_shape::<K>();
+    assert_eq!((shape.block_threads, shape.items, STEPS), (BLOCK, ITEMS, ITEMS + 1));
+    for operation in SetOperation::ALL {
+        for (a, b) in inputs::<K>() {
+            let (m, n) = (a.len(), b.len());
+            let expected = gather(&set_sources(operation, &a, &b), &a, &b);
+            let Some(config) = set_ops::launch_config(shape, m, n, size_of::<K>()).unwrap() else {
+                assert!(expected.is_empty());
+                continue;
+            };
+            let tiles = config.grid_dim.0 as usize;
+            let (mut splits, mut status) = (vec![usize::MAX; 2 * (tiles + 1)], vec![u64::MAX; tiles]);
+            let mut c = vec![K::GREATEST; m + n];
+            let (splits_out, status_out, out) = (splits.as_mut_ptr(), status.as_mut_ptr(), c.as_mut_ptr());
+            // SAFETY: the library's launches: the partition's `tiles + 1` threads or more write
+            // the balanced splits and clear the status words; the operation's blocks, one a
+            // tile, read them and write at most `m + n` outputs.
+            launch(Some(path::partition_config(tiles)), || unsafe {
+                set_partition::<K, Ascending>(
+                    a.as_ptr(),
+                    m,
+                    b.as_ptr(),
+                    n,
+                    shape.tile_size(),
+                    splits_out,
+                    status_out,
+                )
+            });
+            launch(Some(config), || unsafe {
+                set_operation::<K, Ascending, BLOCK, ITEMS, STEPS>(
+                    operation,
+                    a.as_ptr(),
+                    b.as_ptr(),
+                    out,
+                    splits_out,
+                    status_out,
+                )
+            });
+            let outputs = inclusive_prefix(status[tiles - 1]).expect("the last tile's count") as usize;
+            let case = format!("{operation:?} {} on {m} + {n} keys", K::NAME);
+            assert_eq!(outputs, expected.len(), "{case}: outputs");
+            assert_eq!(first_difference(&c[..outputs], &expected), None, "{case}");
+        }
+    }
+}
+
+#[test]
+fn set_operations_equal_the_serial_walk() {
+    set_operations_match::<i32, 256, 31, 32>();
+    set_operations_match::<f64, 128, 27, 28>();
 }
