@@ -12,11 +12,15 @@ use gpu_kernels::device::emulation;
 use gpu_kernels::merge::lookback::inclusive_prefix;
 use gpu_kernels::merge::tiles::{ELEMENTS_PER_THREAD, PathShape, keys_per_16_bytes};
 use gpu_kernels::merge::{
-    Ascending, SetOperation, merge_basic, merge_circular, merge_path, merge_path_partition,
-    merge_path_pipelined, merge_tiled, partition_samples, set_operation, set_partition, splits_len,
+    Ascending, SetOperation, merge_basic, merge_circular, merge_path, merge_path_by_key,
+    merge_path_partition, merge_path_pipelined, merge_tiled, partition_samples, set_operation, set_partition,
+    splits_len,
 };
-use host::merge::family_reference::{gather, set_sources};
-use host::merge::{Distribution, HostKey, MergeVariant, first_difference, merge_reference, path, set_ops};
+use host::merge::family_reference::{gather, merge_by_key_reference, set_sources};
+use host::merge::{
+    Distribution, HostKey, MergeValue, MergeVariant, SourceValue, by_key, first_difference,
+    first_value_difference, merge_reference, path, set_ops, source_values,
+};
 
 /// Key counts `(m, n)`: one run empty, single keys, lopsided runs, and merges of one to several
 /// tiles of every shape tried.
@@ -107,6 +111,24 @@ fn the_books_merge_kernels_equal_the_stable_merge() {
 /// A merge-path merge kernel, `merge(a, m, b, n, c, splits)`.
 type PathMerge<K> = unsafe fn(*const K, usize, *const K, usize, *mut K, *const usize);
 
+/// Merge path's splits for merging `a` and `b` in tiles of `shape`: the partition's launch as
+/// the library plans it.
+fn partitioned<K: Key>(a: &[K], b: &[K], shape: PathShape) -> Vec<usize> {
+    let (m, n) = (a.len(), b.len());
+    assert!(!partition_samples(m, n), "the emulated merges are below the sampled sizes");
+    let tiles = shape.tiles(m + n);
+    let mut splits = vec![usize::MAX; splits_len(tiles)];
+    let out = splits.as_mut_ptr();
+    if tiles > 0 {
+        // SAFETY: the partition's `tiles + 1` threads or more write the co-ranks of every tile
+        // start into `splits_len(tiles)` entries.
+        launch(Some(path::partition_config(tiles)), || unsafe {
+            merge_path_partition::<K, Ascending>(a.as_ptr(), m, b.as_ptr(), n, shape.tile_size(), out)
+        });
+    }
+    splits
+}
+
 /// Merge path with `shape` (`merge`, its kernel; for a pipelined shape as many blocks as
 /// `resident` allows): the partition's launch, then the merge's, as the library plans them.
 fn path_matches<K: Key>(
@@ -116,28 +138,13 @@ fn path_matches<K: Key>(
 ) {
     merges_match::<K>("merge path", |a, b, c| {
         let (m, n) = (a.len(), b.len());
-        assert!(!partition_samples(m, n), "the emulated merges are below the sampled sizes");
         let shape = shape(m, n);
         let plan = path::plan(shape, m, n, size_of::<K>(), resident).unwrap();
-        let tiles = shape.tiles(m + n);
-        let mut splits = vec![usize::MAX; splits_len(tiles)];
-        let (splits_out, out) = (splits.as_mut_ptr(), c.as_mut_ptr());
-        if tiles > 0 {
-            // SAFETY: the library's launches: the partition's `tiles + 1` threads or more write
-            // the co-ranks of every tile start; the merge reads them.
-            launch(Some(path::partition_config(tiles)), || unsafe {
-                merge_path_partition::<K, Ascending>(
-                    a.as_ptr(),
-                    m,
-                    b.as_ptr(),
-                    n,
-                    shape.tile_size(),
-                    splits_out,
-                )
-            });
-        }
-        let kernel = merge(shape);
-        launch(plan.launch_config(), || unsafe { kernel(a.as_ptr(), m, b.as_ptr(), n, out, splits_out) });
+        let (splits, kernel, out) = (partitioned(a, b, shape), merge(shape), c.as_mut_ptr());
+        // SAFETY: the library's launch, after the partition of the same tiles.
+        launch(plan.launch_config(), || unsafe {
+            kernel(a.as_ptr(), m, b.as_ptr(), n, out, splits.as_ptr())
+        });
     });
 }
 
@@ -229,4 +236,53 @@ fn set_operations_match<K: Key, const BLOCK: usize, const ITEMS: usize, const ST
 fn set_operations_equal_the_serial_walk() {
     set_operations_match::<i32, 256, 31, 32>();
     set_operations_match::<f64, 128, 27, 28>();
+}
+
+/// Merge by key at `K`'s default shape (`BLOCK × ITEMS`, `V` keys to 16 bytes) with values of
+/// type `P`, each naming its source (A's or B's index): keys and values equal the stable merge
+/// by key's bit for bit.
+fn by_key_matches<
+    K: Key,
+    P: SourceValue + MergeValue,
+    const BLOCK: usize,
+    const ITEMS: usize,
+    const V: usize,
+>() {
+    let shape = by_key::shapes(K::NAME)[0];
+    assert_eq!((shape.block_threads, shape.items, V), (BLOCK, ITEMS, keys_per_16_bytes(size_of::<K>())));
+    for (a, b) in inputs::<K>() {
+        let (m, n) = (a.len(), b.len());
+        let (a_values, b_values) = (source_values::<P>(false, m), source_values::<P>(true, n));
+        let plan = path::plan(shape, m, n, size_of::<K>(), 0).unwrap();
+        let splits = partitioned(&a, &b, shape);
+        let (mut c, mut c_values) = (vec![K::GREATEST; m + n], vec![P::zeroed(); m + n]);
+        let (out, values_out) = (c.as_mut_ptr(), c_values.as_mut_ptr());
+        // SAFETY: the library's launch, after the partition of the same tiles; the outputs hold
+        // `m + n` keys and values.
+        launch(plan.launch_config(), || unsafe {
+            merge_path_by_key::<K, Ascending, P, BLOCK, ITEMS, V>(
+                a.as_ptr(),
+                a_values.as_ptr(),
+                m,
+                b.as_ptr(),
+                b_values.as_ptr(),
+                n,
+                out,
+                values_out,
+                splits.as_ptr(),
+            )
+        });
+        let (keys, values) = merge_by_key_reference(&a, &a_values, &b, &b_values);
+        let case = format!("merge by key {} ({} values) on {m} + {n} keys", K::NAME, size_of::<P>());
+        assert_eq!(first_difference(&c, &keys), None, "{case}: keys");
+        assert_eq!(first_value_difference(&c_values, &values), None, "{case}: values");
+    }
+}
+
+#[test]
+fn merge_by_key_equals_the_stable_merge_by_key() {
+    const V4: usize = keys_per_16_bytes(4);
+    const V8: usize = keys_per_16_bytes(8);
+    by_key_matches::<i32, u32, 256, 21, V4>();
+    by_key_matches::<f64, u64, 256, 11, V8>();
 }
