@@ -67,7 +67,8 @@ pub fn active() -> bool {
     CURRENT.get().is_some()
 }
 
-/// The special register `name` of the thread being run (panics outside [`run`]).
+/// The special register `name` of the thread being run (panics outside [`run`] and
+/// [`run_blocks`]).
 pub(super) fn register(name: &str) -> u32 {
     let Some(r) = CURRENT.get() else { super::host_call(name) };
     match name {
