@@ -340,7 +340,7 @@ pub const fn path_shape(key_bytes: usize) -> PathShape {
     if key_bytes <= 4 { PATH_4_BYTE } else { PATH_8_BYTE }
 }
 
-/// The merge-path shape for 8-byte keys on [lopsided](lopsided) merges: fewer threads, each
+/// The merge-path shape for 8-byte keys on [lopsided] merges: fewer threads, each
 /// merging more keys. On such a merge nearly every tile is one long stretch of the long run,
 /// each thread's serial merge takes the same side key after key, and what a tile costs beyond
 /// its keys' bytes is its threads' co-rank searches, which more outputs per thread amortise.
@@ -359,7 +359,7 @@ pub const PATH_8_BYTE_LOPSIDED: PathShape = PathShape::new(128, 19);
 pub const PATH_LOPSIDED_MIN_KEYS: usize = 1 << 25;
 
 /// How many times the shorter run a merge's longer run must hold, at least, for the merge to be
-/// [lopsided](lopsided): between the ratios where [`PATH_8_BYTE_LOPSIDED`] lost (32, 2^27 +
+/// [lopsided]: between the ratios where [`PATH_8_BYTE_LOPSIDED`] lost (32, 2^27 +
 /// 2^22) and won (128, 2^27 + 2^20), in the logarithm's middle.
 pub const PATH_LOPSIDED_RATIO: usize = 64;
 
@@ -454,7 +454,7 @@ pub const PARTITION_MIN_SAMPLED_RUN: usize = 1 << 22;
 pub const PARTITION_MIN_INTERPOLATED: usize = 1 << 24;
 
 /// The first tiles of a merge-path merge, which on Hopper co-rank their own bounds
-/// ([`lead_tile`](super::path::lead_tile): a warp's search, about 3 rounds of loads on smooth
+/// (`path::lead_tile`: a warp's search, about 3 rounds of loads on smooth
 /// keys) instead of waiting for the partition that the merge kernel overlaps: the first wave
 /// merges while the partition's slowest searches finish. Measured on an H200 (session of
 /// 2026-12-03 09:04, docs/merge-h200.md, "The first tiles co-rank themselves"), mean ratio to

@@ -61,7 +61,7 @@ pub fn narrowed(count: u32, (low, high): (usize, usize), guess: Option<usize>) -
     (new_low, new_high)
 }
 
-/// The first round's guess of the co-rank of `k` ([`even_spread_co_rank`], rounded).
+/// The first round's guess of the co-rank of `k` (`even_spread_co_rank`, rounded).
 #[inline(always)]
 pub fn co_rank_guess(k: usize, m: usize, n: usize) -> usize {
     (even_spread_co_rank(k, m, n) + 0.5) as usize
