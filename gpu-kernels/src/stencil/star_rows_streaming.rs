@@ -15,6 +15,7 @@ use super::Grid3;
 use super::star::{Arm, StarCoeffs, weigh, weigh_pair};
 use super::star_streaming::x_arm;
 use super::streaming::{RunPolicies, ThreadWork, Walk, thread_work};
+use super::tiles::RING_QUEUE;
 use crate::Real;
 use crate::device::{l2, load_vector, opaque, prefetch_l2, store_vector};
 
@@ -37,8 +38,6 @@ pub unsafe fn stencil_star_rows_streaming<T: Real, const R: usize, const V: usiz
     c: StarCoeffs<T, R>,
 ) {
     const { assert!(QUEUE == 2 * R + 1, "the z queue holds the plane and R on each side") };
-    // As in `stencil_star_streaming`: order 2 rings its queue, order 4 shifts it.
-    const RING_QUEUE: usize = 5;
     let Grid3 { nx, ny, nz } = grid;
     let Some(ThreadWork { k_start, j_start: j, i_start, i_end }) = thread_work(grid, V as u32, ROWS as u32)
     else {

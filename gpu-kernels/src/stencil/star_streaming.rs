@@ -23,6 +23,7 @@
 use super::Grid3;
 use super::star::{Arm, StarCoeffs};
 use super::streaming::{RunPolicies, ThreadWork, Walk, thread_work};
+use super::tiles::RING_QUEUE;
 use crate::Real;
 use crate::device::{l2, load_vector, opaque, prefetch_l2, store_vector};
 
@@ -46,11 +47,6 @@ pub unsafe fn stencil_star_streaming<
     c: StarCoeffs<T, R>,
 ) {
     const { assert!(QUEUE == 2 * R + 1, "the z queue holds the plane and R on each side") };
-    // The ring saves the queue's register moves, but its `QUEUE` copies of the body cost
-    // registers: for order 4 (nine planes) ptxas held 168 per thread against 108 (f32, `V` = 4)
-    // for one copy of the body that shifts the queue, which ran 4 % faster (H200, 512³): order 2
-    // rings, order 4 shifts.
-    const RING_QUEUE: usize = 5;
     let Grid3 { nx, ny, nz } = grid;
     let Some(ThreadWork { k_start, j_start: j, i_start, i_end }) = thread_work(grid, V as u32, 1) else {
         return;
