@@ -14,7 +14,7 @@ use gpu_kernels::merge::tiles::{ELEMENTS_PER_THREAD, PathShape, keys_per_16_byte
 use gpu_kernels::merge::{
     Ascending, SetOperation, merge_basic, merge_circular, merge_path, merge_path_by_key,
     merge_path_partition, merge_path_pipelined, merge_tiled, partition_samples, set_operation, set_partition,
-    splits_len,
+    set_splits_len, splits_len,
 };
 use host::merge::family_reference::{gather, merge_by_key_reference, set_sources};
 use host::merge::{
@@ -197,7 +197,7 @@ fn set_operations_match<K: Key, const BLOCK: usize, const ITEMS: usize, const ST
                 continue;
             };
             let tiles = config.grid_dim.0 as usize;
-            let (mut splits, mut status) = (vec![usize::MAX; 2 * (tiles + 1)], vec![u64::MAX; tiles]);
+            let (mut splits, mut status) = (vec![usize::MAX; set_splits_len(tiles)], vec![u64::MAX; tiles]);
             let mut c = vec![K::GREATEST; m + n];
             let (splits_out, status_out, out) = (splits.as_mut_ptr(), status.as_mut_ptr(), c.as_mut_ptr());
             // SAFETY: the library's launches: the partition's `tiles + 1` threads or more write

@@ -255,7 +255,7 @@ ordered_entry_points! {
 /// `set_partition_<t>(a, m, b, n, tile_size, splits, status)` and, for each operation and each
 /// listed `(BLOCK, ITEMS)`, the kernel `set_<op>_b<BLOCK>_i<ITEMS>_<t>(a, m, b, n, c, splits,
 /// status)`; and the shapes as `$list` for the host. The host runs the partition for the
-/// shape's tile size first (it writes `2 (tiles + 1)` splits and clears `tiles` status words),
+/// shape's tile size first (it writes `set_splits_len(tiles)` split words and clears `tiles` status words),
 /// then one block of `BLOCK` threads per tile with the shape's set-operation shared memory.
 macro_rules! set_entry_points {
     ($($list:ident: $t:ident => [$(($block:literal, $items:literal)),* $(,)?];)*) => {$(

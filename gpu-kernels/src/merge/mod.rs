@@ -73,8 +73,8 @@ pub use sequential::{
 };
 pub use set_ops::{SetOperation, WalkMasks, balanced_split, set_walk, set_walk_steps};
 pub use set_path::{
-    place_kept, set_operation, set_operation_by_key, set_partition, set_partition_thread, set_tile,
-    split_thread, store_thread, walk_thread,
+    place_kept, set_operation, set_operation_by_key, set_partition, set_partition_thread, set_splits_len,
+    set_tile, split_thread, store_thread, walk_thread,
 };
 pub use ties::{climb_aligned, co_rank_across_ties};
 pub use tiled::{TileBuffers, TiledBlock, merge_tiled};

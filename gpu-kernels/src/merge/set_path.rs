@@ -32,13 +32,19 @@ use crate::device::bulk::Barrier;
 use crate::device::thread::*;
 use crate::device::warp::{LANES, from_lanes_below};
 
+/// The entries of the set partition's `splits` for `tiles` tiles: two words (A's index and B's)
+/// for each of the `tiles + 1` splits.
+pub const fn set_splits_len(tiles: usize) -> usize {
+    2 * (tiles + 1)
+}
+
 /// The partition's thread `t`: the balanced split of output diagonal `min(t * tile_size, m +
 /// n)`, A's index at `splits[2t]` and B's at `splits[2t + 1]`, for `t` in `0..=tiles`; and tile
 /// `t`'s status word cleared, for `t < tiles`. Threads past that do nothing.
 ///
 /// # Safety
-/// `a` holds `m` keys and `b` holds `n`, sorted in `O`; `splits` has room for `2 (tiles + 1)`
-/// entries and `status` for `tiles`; `tile_size > 0`.
+/// `a` holds `m` keys and `b` holds `n`, sorted in `O`; `splits` has room for
+/// [`set_splits_len`]`(tiles)` entries and `status` for `tiles`; `tile_size > 0`.
 #[inline(always)]
 pub unsafe fn set_partition_thread<K: MergeKey, O: KeyOrder<K>>(
     t: usize,
@@ -442,7 +448,7 @@ mod tests {
         let (m, n) = (a.len(), b.len());
         let tile_size = BLOCK * ITEMS;
         let tiles = (m + n).div_ceil(tile_size);
-        let mut splits = vec![usize::MAX; 2 * (tiles + 1)];
+        let mut splits = vec![usize::MAX; set_splits_len(tiles)];
         let mut status = vec![u64::MAX; tiles];
         // SAFETY (every phase): the buffers have the sizes each phase requires, and the phases of
         // different threads run one after the other, as the barriers order them on the GPU.

@@ -24,7 +24,9 @@ use std::marker::PhantomData;
 use cudarc::driver::{CudaSlice, LaunchConfig, PushKernelArg};
 use gpu_kernels::merge::lookback::inclusive_prefix;
 use gpu_kernels::merge::tiles::{MAX_SHARED_BYTES, PathShape, SetLayout, set_shape};
-use gpu_kernels::merge::{SET_SHAPES_F32, SET_SHAPES_F64, SET_SHAPES_I32, SET_SHAPES_I64, SET_SHAPES_U32};
+use gpu_kernels::merge::{
+    SET_SHAPES_F32, SET_SHAPES_F64, SET_SHAPES_I32, SET_SHAPES_I64, SET_SHAPES_U32, set_splits_len,
+};
 use ndarray::{Array1, ArrayView1};
 
 use super::by_key::{MergeValue, VALUE_BYTES, check_values, upload_values};
@@ -218,8 +220,8 @@ impl<'g, K: HostKey> SetProblem<'g, K> {
         };
         gpu.allow_shared_memory(&set, config.shared_mem_bytes as usize, &label)?;
         let tiles = config.grid_dim.0 as usize;
-        // Two words (A's index and B's) per split, `tiles + 1` splits: merge path's array, grown.
-        let mut splits = self.keys.take_splits(2 * (tiles + 1))?;
+        // Merge path's array, grown.
+        let mut splits = self.keys.take_splits(set_splits_len(tiles))?;
         let mut status = take_at_least(gpu, &mut self.status, tiles)?;
         let tile_size = shape.tile_size() as u64;
         let mut values = values;
@@ -230,7 +232,7 @@ impl<'g, K: HostKey> SetProblem<'g, K> {
             let mut launch = stream.launch_builder(&partition);
             launch.arg(a).arg(m).arg(b).arg(n).arg(&tile_size).arg(&mut splits).arg(&mut status);
             // SAFETY: `set_partition_<t>(a, m, b, n, tile_size, splits, status)`: A and B hold m
-            // and n sorted, NaN-free keys (checked at set-up); `splits` holds 2 (tiles + 1)
+            // and n sorted, NaN-free keys (checked at set-up); `splits` holds `set_splits_len(tiles)`
             // entries and `status` tiles; tiles + 1 threads or more.
             unsafe { launch.launch(path::partition_config(tiles)) }
                 .map(drop)
