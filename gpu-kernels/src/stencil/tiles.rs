@@ -244,14 +244,15 @@ const fn sweep_from(
 pub const STAR13_F32: StreamingShape = shape([32, 8], 4, 1, 1, 1, 32).with_cluster(CLUSTER_PAIR);
 /// As [`STAR13_F32`], for `f64` (16-byte rows of 2 points): 222 Gpoints/s, 84.0 % of the copy.
 pub const STAR13_F64: StreamingShape = shape([32, 8], 2, 1, 1, 1, 32).with_cluster(CLUSTER_PAIR);
-/// The 25-point star's launch shape for `f32`: 32×16 threads of 4 points, halo a plane ahead,
-/// launched [`IN_WAVES`]: at 512³ its 128 tiles of 128 × 16 points are one wave of one block per SM
-/// (128 registers; its queue shifts by three planes every three, `star_streaming.rs`), each block
-/// walking its column's 512 planes, so no run re-reads the `2R` planes beyond its ends and no
-/// queue fills twice. `stencil_shapes_sweep` on an H200 (2026-12-01,
-/// every kernel and block in one wave, short sampling of sustained runs): 382.6 µs a step against
-/// 407.1 for the former default (32×8, runs of 32 planes); docs/stencil-h200.md.
-pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, 1, IN_WAVES);
+/// The 25-point star's launch shape for `f32`: two rows of 4 points a thread
+/// (`star_rows_streaming.rs`, 199 registers from ptxas 13.5 for sm_90), 32×4 threads, runs of 32
+/// planes. The second row reads the y neighbours once for both rows, which cuts the L1 wavefronts
+/// a point (by count about 88 for a warp's 128 points, 0.69 a point, against 56–60 for one row's
+/// 64, 0.9). Chosen by `stencil_shapes_sweep` at 512³ on an H100 80GB HBM3 (2026-12-05, three
+/// calls): 452.5–456.3 µs a step against 562.9–565.4 for the former default (32×16 threads of one
+/// row, halo a plane ahead, in one wave), 78.8–79.4 % of the same run's copy against 63.6–63.8 %;
+/// the former default's H200 figure was 77.7 % (docs/stencil-h200.md).
+pub const STAR25_F32: StreamingShape = shape([32, 4], 4, 2, 0, 1, 32);
 /// The 25-point star's launch shape for `f64`: halo a plane ahead, 32×4 threads, runs of 32
 /// planes (148 Gpoints/s, 55.6 % of the copy in the run that chose it; 140 without the halo
 /// ahead). Its 32×16 blocks, 128 registers, are two ways: on an H200 (2026-12-01) the sustained
