@@ -125,8 +125,8 @@ impl Twins {
 }
 
 /// `benches/cuda/stencil.cu` plus one `extern "C"` entry point per Rust stencil entry point
-/// of the book's kernels (variant × tile edge × type), named `cuda_<rust entry point>`, generated from the same
-/// constants as the Rust kernels.
+/// of the book's kernels (variant × tile edge × type), named `cuda_<rust entry point>`,
+/// generated from the same constants as the Rust kernels.
 pub fn stencil_twin_source() -> String {
     let mut source = include_str!("../cuda/stencil.cu").to_owned();
     source.push_str("\n// Generated entry points.\n");

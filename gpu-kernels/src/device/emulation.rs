@@ -9,11 +9,11 @@
 //!   on the calling thread (`corosensei`'s stackful coroutines), each until it reaches a
 //!   barrier or returns, in a shuffled order that is the same on every run: a barrier
 //!   (`__syncthreads`, `__syncwarp`), the block's launch-sized shared memory and the warp's
-//!   shuffles and votes work as on the GPU. Shared memory starts every block filled with `0xff` bytes (a NaN in
-//!   every float type), so that a read before any write shows in the result. As on the GPU, a
-//!   thread that has returned no longer holds up a barrier; a shuffle that reads a returned lane
-//!   panics, and so do threads that wait at different barriers (a barrier in divergent code),
-//!   where the GPU would hang or go wrong.
+//!   shuffles and votes work as on the GPU. Shared memory starts every block filled with `0xff`
+//!   bytes (a NaN in every float type), so that a read before any write shows in the result. As
+//!   on the GPU, a thread that has returned no longer holds up a barrier; a shuffle that reads a
+//!   returned lane panics, and so do threads that wait at different barriers (a barrier in
+//!   divergent code), where the GPU would hang or go wrong.
 //!
 //! What either checks is a kernel's arithmetic, indexing and the order of its barriers, bit for
 //! bit against a reference; not its speed, nor races between threads (the GPU tests and
@@ -308,11 +308,12 @@ fn schedule(threads: &mut [Running], block: &Block, block_index: [u32; 3]) {
     let lanes = LANES as usize;
     let [x, y, z] = block_index.map(u64::from);
     let mut order = Shuffle::new(x | y << 21 | z << 42);
+    let mut ready: Vec<usize> = Vec::with_capacity(threads.len());
     loop {
-        let mut ready: Vec<usize> =
-            (0..threads.len()).filter(|&t| threads[t].state == State::Ready).collect();
+        ready.clear();
+        ready.extend((0..threads.len()).filter(|&t| threads[t].state == State::Ready));
         order.shuffle(&mut ready);
-        for t in ready {
+        for &t in &ready {
             let thread = &mut threads[t];
             thread.state = match thread.coroutine.resume(()) {
                 CoroutineResult::Yield(until) => State::Waiting(until),
