@@ -165,16 +165,17 @@ macro_rules! star_entry_points {
     )*};
 }
 
-/// Stamps out the two-rows-a-thread star kernels' entry points `stencil_star<R>_v<V>_r2_<t>`
-/// (`star_rows_streaming.rs`) for each `(R, V)` listed, and the list as `$list` for the host.
+/// Stamps out the two-rows-a-thread star kernels' entry points `stencil_star<R>_v<V>_r2_a<A>_<t>`
+/// (`star_rows_streaming.rs`; `A` = 1: the y arm's rows loaded a plane ahead) for each
+/// `(R, V, A)` listed, and the list as `$list` for the host.
 macro_rules! star_rows_entry_points {
-    ($($list:ident: $t:ident => [$(($r:literal, $v:literal)),* $(,)?];)*) => {$(
-        #[doc = concat!("Every two-rows-a-thread star entry point built for `", stringify!($t), "`: (order, vector).")]
-        pub const $list: &[(usize, usize)] = &[$(($r, $v)),*];
+    ($($list:ident: $t:ident => [$(($r:literal, $v:literal, $a:literal)),* $(,)?];)*) => {$(
+        #[doc = concat!("Every two-rows-a-thread star entry point built for `", stringify!($t), "`: (order, vector, ahead).")]
+        pub const $list: &[(usize, usize, usize)] = &[$(($r, $v, $a)),*];
         $(
             #[cfg(target_arch = "nvptx64")]
             #[unsafe(no_mangle)]
-            pub unsafe extern "ptx-kernel" fn ${concat(stencil_star, $r, _v, $v, _r2_, $t)}(
+            pub unsafe extern "ptx-kernel" fn ${concat(stencil_star, $r, _v, $v, _r2_a, $a, _, $t)}(
                 input: *const $t,
                 output: *mut $t,
                 grid: super::Grid3,
@@ -182,7 +183,9 @@ macro_rules! star_rows_entry_points {
             ) {
                 // SAFETY: as the one-row star kernels'.
                 unsafe {
-                    super::stencil_star_rows_streaming::<$t, $r, $v, { 2 * $r + 1 }>(input, output, grid, coeffs)
+                    super::stencil_star_rows_streaming::<$t, $r, $v, { 2 * $r + 1 }, { $a == 1 }>(
+                        input, output, grid, coeffs,
+                    )
                 }
             }
         )*
@@ -191,10 +194,13 @@ macro_rules! star_rows_entry_points {
 
 // The 16-byte rows, one narrower vector and one point a row (for rows of any length: the host
 // narrows a vector to one that is built with the same rows) of each order, for the
-// `stencil_shapes` sweep to time against the one-row kernels.
+// `stencil_shapes` sweep to time against the one-row kernels; for the star25, the 16-byte rows
+// and one point a row with the y rows loaded ahead too.
 star_rows_entry_points! {
-    STAR_ROWS_KERNELS_F32: f32 => [(2, 4), (2, 2), (2, 1), (4, 4), (4, 2), (4, 1)];
-    STAR_ROWS_KERNELS_F64: f64 => [(2, 2), (2, 1), (4, 2), (4, 1)];
+    STAR_ROWS_KERNELS_F32: f32 => [
+        (2, 4, 0), (2, 2, 0), (2, 1, 0), (4, 4, 0), (4, 2, 0), (4, 1, 0), (4, 4, 1), (4, 1, 1),
+    ];
+    STAR_ROWS_KERNELS_F64: f64 => [(2, 2, 0), (2, 1, 0), (4, 2, 0), (4, 1, 0), (4, 2, 1), (4, 1, 1)];
 }
 
 // Orders 2 and 4, with 16-byte rows and the narrower vectors (for rows of other lengths, and

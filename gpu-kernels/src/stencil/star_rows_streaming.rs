@@ -7,6 +7,10 @@
 //! entered one distance before (the thread's own rows at `d = 1`). So a thread loads `2R` rows
 //! for its two rows where two threads of one row each load `2R`, and holds four rows at a time
 //! instead of all `4R`. The z queue holds both rows' patches; no barriers, no shared memory.
+//! With `AHEAD`, the `2R` rows of the y arm are loaded a plane ahead of their use, as the one-row
+//! kernel's halo is (their latency hidden by the thread's own work on the plane before, at the
+//! cost of holding them in registers); the x arm's patches are loaded in the iteration that
+//! uses them either way.
 //!
 //! Results are bitwise those of the CPU reference: each point's formula runs the same operations
 //! in the same order (`StarCoeffs::apply`).
@@ -31,7 +35,13 @@ const ROWS: usize = 2;
 /// covers the x–y plane with `V`-wide patches of two rows, one per thread, and `gridDim.z`
 /// blocks share the planes along z.
 #[inline(always)]
-pub unsafe fn stencil_star_rows_streaming<T: Real, const R: usize, const V: usize, const QUEUE: usize>(
+pub unsafe fn stencil_star_rows_streaming<
+    T: Real,
+    const R: usize,
+    const V: usize,
+    const QUEUE: usize,
+    const AHEAD: bool,
+>(
     input: *const T,
     output: *mut T,
     grid: Grid3,
@@ -61,6 +71,12 @@ pub unsafe fn stencil_star_rows_streaming<T: Real, const R: usize, const V: usiz
         unsafe { if hinted { l2::load(p, policy) } else { load_vector(p) } }
     };
     let load = |i: u32, at: usize| -> [T; V] { unsafe { load_vector(input.add(plane(i) + at)) } };
+    // The y arm's rows that enter at each distance `d + 1`: `j − d − 1` and `j + d + 2`.
+    let y_rows = |i: u32| -> [([T; V], [T; V]); R] {
+        core::array::from_fn(|d| {
+            (load(i, row(-1 - d as i64) + k_start as usize), load(i, row(2 + d as i64) + k_start as usize))
+        })
+    };
     let sides = R.div_ceil(V);
     let left_of = |n: usize| (k_start as i64 - ((n + 1) * V) as i64).max(0) as usize;
     let right_of = |n: usize| (k_start as usize + (n + 1) * V).min(nx as usize - V);
@@ -75,6 +91,9 @@ pub unsafe fn stencil_star_rows_streaming<T: Real, const R: usize, const V: usiz
         let i = (i_start + q as u32).wrapping_sub(R as u32);
         core::array::from_fn(|r| load_patch(i, mine[r]))
     });
+    // With `AHEAD`, the next plane's y rows, loaded one iteration before their use (without it,
+    // zeros that the compiler drops).
+    let mut y_next = if AHEAD { y_rows(i_start) } else { [([T::default(); V], [T::default(); V]); R] };
     let mut i = i_start;
     // Plane `i` in phase `$phase`.
     macro_rules! plane {
@@ -89,6 +108,7 @@ pub unsafe fn stencil_star_rows_streaming<T: Real, const R: usize, const V: usiz
                 prefetch_l2(input.add(plane(i + R as u32 + 2) + mine[1]));
             }
             let centre = queue[slot(R)];
+            let y_current = if AHEAD { core::mem::replace(&mut y_next, y_rows(i + 1)) } else { y_next };
 
             // The centre and the x arm, one row at a time (its patches beside it, as many as
             // hold `R` points; at the grid's ends a clamped patch stands in).
@@ -104,9 +124,13 @@ pub unsafe fn stencil_star_rows_streaming<T: Real, const R: usize, const V: usiz
             // `j + d + 2` enter; `minus` is row `j − d` (the second row's minus side at this
             // distance), `plus` row `j + d + 1` (the first row's plus side).
             let (mut minus, mut plus) = (centre[0], centre[1]);
+            // Without `AHEAD` the rows are loaded here, as `y_rows` would, one at a time: so
+            // written, the kernels without it compile to the PTX they had before `AHEAD` was added.
             for d in 0..R {
-                let entering_minus = load(i, row(-1 - d as i64) + k_start as usize);
-                let entering_plus = load(i, row(2 + d as i64) + k_start as usize);
+                let entering_minus =
+                    if AHEAD { y_current[d].0 } else { load(i, row(-1 - d as i64) + k_start as usize) };
+                let entering_plus =
+                    if AHEAD { y_current[d].1 } else { load(i, row(2 + d as i64) + k_start as usize) };
                 sum[0] = core::array::from_fn(|e| weigh_pair(sum[0][e], c.y[d], entering_minus[e], plus[e]));
                 sum[1] = core::array::from_fn(|e| weigh_pair(sum[1][e], c.y[d], minus[e], entering_plus[e]));
                 (minus, plus) = (entering_minus, entering_plus);

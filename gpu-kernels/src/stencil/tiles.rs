@@ -37,8 +37,9 @@ pub struct StreamingKernel {
     pub rows: usize,
     /// Planes held in registers beyond the next one, their loads in flight (0: the next only).
     /// For the high-order stars, how the x–y halo is staged: 0 loaded in the iteration that
-    /// uses it, 1 a plane ahead in registers, [`HALO_IN_SHARED`] a plane ahead through a ring of
-    /// shared-memory tiles (`star_shared_streaming.rs`).
+    /// uses it, 1 a plane ahead in registers (with two rows a thread, the y arm's rows only),
+    /// [`HALO_IN_SHARED`] a plane ahead through a ring of shared-memory tiles
+    /// (`star_shared_streaming.rs`).
     pub ahead: usize,
     /// How many planes beyond the register queue each thread prefetches into L2 (0: none).
     pub prefetch: usize,

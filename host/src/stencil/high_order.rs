@@ -1,4 +1,5 @@
-//! Launching the high-order star kernels (`stencil_star<R>_v<V>_a<A>_<t>`) and the box kernels
+//! Launching the high-order star kernels (`stencil_star<R>_v<V>_a<A>_<t>`, two rows a thread
+//! `stencil_star<R>_v<V>_r2_a<A>_<t>`) and the box kernels
 //! (`stencil_box27_v<V>_r<ROWS>_<t>`): each shape's launch shape from `tiles` (vector width, rows
 //! per thread, halo loaded a plane ahead or not, block), its vector narrowed to one that divides
 //! the rows, and the streaming kernel's runs along z.
@@ -49,7 +50,7 @@ pub fn kernels(shape: StencilShape, precision: Precision) -> Vec<(usize, usize, 
             let one_row = precision.pick(STAR_KERNELS_F32, STAR_KERNELS_F64);
             let two_rows = precision.pick(STAR_ROWS_KERNELS_F32, STAR_ROWS_KERNELS_F64);
             let one_row = one_row.iter().filter(|k| k.0 == shape.radius()).map(|&(_, v, a)| (v, 1, a));
-            let two_rows = two_rows.iter().filter(|k| k.0 == shape.radius()).map(|&(_, v)| (v, 2, 0));
+            let two_rows = two_rows.iter().filter(|k| k.0 == shape.radius()).map(|&(_, v, a)| (v, 2, a));
             one_row.chain(two_rows).collect()
         }
     }
@@ -164,7 +165,7 @@ pub fn entry_point(shape: StencilShape, launch: StreamingShape, precision: Preci
     let name = precision.name();
     Ok(match shape {
         StencilShape::Box27 => format!("stencil_box27_v{vector}_r{rows}_{name}"),
-        _ if rows == 2 => format!("stencil_star{}_v{vector}_r2_{name}", shape.radius()),
+        _ if rows == 2 => format!("stencil_star{}_v{vector}_r2_a{ahead}_{name}", shape.radius()),
         _ => format!("stencil_star{}_v{vector}_a{ahead}_{name}", shape.radius()),
     })
 }
