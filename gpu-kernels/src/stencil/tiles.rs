@@ -247,9 +247,10 @@ pub const STAR13_F32: StreamingShape = shape([32, 8], 4, 1, 1, 1, 32).with_clust
 pub const STAR13_F64: StreamingShape = shape([32, 8], 2, 1, 1, 1, 32).with_cluster(CLUSTER_PAIR);
 /// The 25-point star's launch shape for `f32`: two rows of 4 points a thread
 /// (`star_rows_streaming.rs`, 199 registers from ptxas 13.5 for sm_90), 32×4 threads, runs of 32
-/// planes. The second row reads the y neighbours once for both rows, which cuts the L1 wavefronts
-/// a point (by count about 88 for a warp's 128 points, 0.69 a point, against 56–60 for one row's
-/// 64, 0.9). Chosen by `stencil_shapes_sweep` at 512³ on an H100 80GB HBM3 (2026-12-05, three
+/// planes. The second row reads the y neighbours once for both rows, which cuts the L1 wavefronts a
+/// point by about a third (a warp's loads and stores of a plane, from the SASS, each 4 lines of 128
+/// bytes or 5 where shifted along x: 68 for two rows of 128 points, 0.27 a point, against 50 for
+/// one row, 0.39). Chosen by `stencil_shapes_sweep` at 512³ on an H100 80GB HBM3 (2026-12-05, three
 /// calls): 452.5–456.3 µs a step against 562.9–565.4 for the former default (32×16 threads of one
 /// row, halo a plane ahead, in one wave), 78.8–79.4 % of the same run's copy against 63.6–63.8 %;
 /// the former default's H200 figure was 77.7 % (docs/stencil-h200.md).
