@@ -71,12 +71,11 @@ pub unsafe fn stencil_star_rows_streaming<
         unsafe { if hinted { l2::load(p, policy) } else { load_vector(p) } }
     };
     let load = |i: u32, at: usize| -> [T; V] { unsafe { load_vector(input.add(plane(i) + at)) } };
-    // The y arm's rows that enter at each distance `d + 1`: `j − d − 1` and `j + d + 2`.
-    let y_rows = |i: u32| -> [([T; V], [T; V]); R] {
-        core::array::from_fn(|d| {
-            (load(i, row(-1 - d as i64) + k_start as usize), load(i, row(2 + d as i64) + k_start as usize))
-        })
-    };
+    // The y arm's rows that enter at distance `d + 1`: `j − d − 1` (minus) and `j + d + 2` (plus).
+    let y_minus = |i: u32, d: usize| load(i, row(-1 - d as i64) + k_start as usize);
+    let y_plus = |i: u32, d: usize| load(i, row(2 + d as i64) + k_start as usize);
+    let y_rows =
+        |i: u32| -> [([T; V], [T; V]); R] { core::array::from_fn(|d| (y_minus(i, d), y_plus(i, d))) };
     let sides = R.div_ceil(V);
     let left_of = |n: usize| (k_start as i64 - ((n + 1) * V) as i64).max(0) as usize;
     let right_of = |n: usize| (k_start as usize + (n + 1) * V).min(nx as usize - V);
@@ -127,10 +126,8 @@ pub unsafe fn stencil_star_rows_streaming<
             // Without `AHEAD` the rows are loaded here, as `y_rows` would, one at a time: so
             // written, the kernels without it compile to the PTX they had before `AHEAD` was added.
             for d in 0..R {
-                let entering_minus =
-                    if AHEAD { y_current[d].0 } else { load(i, row(-1 - d as i64) + k_start as usize) };
-                let entering_plus =
-                    if AHEAD { y_current[d].1 } else { load(i, row(2 + d as i64) + k_start as usize) };
+                let entering_minus = if AHEAD { y_current[d].0 } else { y_minus(i, d) };
+                let entering_plus = if AHEAD { y_current[d].1 } else { y_plus(i, d) };
                 sum[0] = core::array::from_fn(|e| weigh_pair(sum[0][e], c.y[d], entering_minus[e], plus[e]));
                 sum[1] = core::array::from_fn(|e| weigh_pair(sum[1][e], c.y[d], minus[e], entering_plus[e]));
                 (minus, plus) = (entering_minus, entering_plus);
