@@ -143,7 +143,11 @@ pub fn entry_point(shape: StencilShape, launch: StreamingShape, precision: Preci
         return Err(Error::BadArgument(format!(
             "no {shape} kernel with {vector} points per row and {rows} row{} per thread{} is built for {precision}",
             if rows == 1 { "" } else { "s" },
-            if ahead == 1 { " and its halo loaded a plane ahead" } else { "" }
+            match (ahead, rows) {
+                (1, 1) => " and its halo loaded a plane ahead",
+                (1, _) => " and its y rows loaded a plane ahead",
+                _ => "",
+            }
         )));
     }
     if ahead == HALO_IN_SHARED {
@@ -384,6 +388,30 @@ mod tests {
         )
         .unwrap();
         assert_eq!(entry, "stencil_box27_v2_r1_f32");
+        // Every form built (rows per thread, `ahead`) has a kernel of one point per row, which
+        // `fit` narrows to on rows of any length.
+        for shape in [StencilShape::Star13, StencilShape::Star25, StencilShape::Box27] {
+            for precision in Precision::ALL {
+                let built = kernels(shape, precision);
+                for &(_, rows, ahead) in &built {
+                    assert!(built.contains(&(1, rows, ahead)), "{shape} {precision}: r{rows} a{ahead}");
+                }
+            }
+        }
+        // The star25's `f32` default on odd rows: two rows of one point; with the y rows ahead,
+        // its own entry point; the star13 has no such kernel, and says so.
+        let (entry, _) =
+            shape_launch(StencilShape::Star25, STAR25_F32, Grid3 { nx: 31, ..cube }, Precision::F32, 132)
+                .unwrap();
+        assert_eq!(entry, "stencil_star4_v1_r2_a0_f32");
+        let ahead =
+            StreamingShape { kernel: StreamingKernel { ahead: 1, ..STAR25_F32.kernel }, ..STAR25_F32 };
+        assert_eq!(
+            entry_point(StencilShape::Star25, ahead, Precision::F32).unwrap(),
+            "stencil_star4_v4_r2_a1_f32"
+        );
+        let err = entry_point(StencilShape::Star13, ahead, Precision::F32).unwrap_err().to_string();
+        assert!(err.contains("2 rows per thread and its y rows loaded a plane ahead"), "{err}");
         // Two rows per thread, narrowed on odd rows to one point per row, still two rows.
         let two_rows =
             StreamingShape { kernel: StreamingKernel { rows: 2, ..BOX27_F64.kernel }, ..BOX27_F64 };
