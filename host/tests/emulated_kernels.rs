@@ -107,14 +107,10 @@ fn default_of<T: Element>(shape: StencilShape) -> StreamingShape {
     high_order::default_launch(shape, T::PRECISION).unwrap()
 }
 
-/// The default in two rows a thread (`star_rows_streaming.rs`), in blocks of 32 × 4, its y rows
-/// loaded in the iteration that uses them.
-fn two_rows_of<T: Element>(shape: StencilShape) -> StreamingShape {
-    two_rows_ahead_of::<T, 0>(shape)
-}
-
-/// As [`two_rows_of`], with `AHEAD` for the kernel's `ahead` (1: the y rows a plane ahead).
-fn two_rows_ahead_of<T: Element, const AHEAD: usize>(shape: StencilShape) -> StreamingShape {
+/// The default in two rows a thread (`star_rows_streaming.rs`), in blocks of 32 × 4, with
+/// `AHEAD` for the kernel's `ahead` (0: the y rows loaded in the iteration that uses them, 1: a
+/// plane ahead).
+fn two_rows_of<T: Element, const AHEAD: usize>(shape: StencilShape) -> StreamingShape {
     let default = default_of::<T>(shape);
     StreamingShape {
         kernel: StreamingKernel { rows: 2, ahead: AHEAD, ..default.kernel },
@@ -148,23 +144,23 @@ fn the_star25_default_kernels_equal_the_reference() {
 
 #[test]
 fn the_two_row_star_kernels_equal_the_reference() {
-    star_matches::<f64, 4>(two_rows_of::<f64>, |launch| match launch.kernel.vector {
+    star_matches::<f64, 4>(two_rows_of::<f64, 0>, |launch| match launch.kernel.vector {
         2 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f64, 4, 2, 9, false>(i, o, g, c) },
         1 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f64, 4, 1, 9, false>(i, o, g, c) },
         other => panic!("no emulated two-row star25 f64 kernel {other}"),
     });
-    star_matches::<f32, 4>(two_rows_of::<f32>, |launch| match launch.kernel.vector {
+    star_matches::<f32, 4>(two_rows_of::<f32, 0>, |launch| match launch.kernel.vector {
         4 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f32, 4, 4, 9, false>(i, o, g, c) },
         2 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f32, 4, 2, 9, false>(i, o, g, c) },
         1 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f32, 4, 1, 9, false>(i, o, g, c) },
         other => panic!("no emulated two-row star25 f32 kernel {other}"),
     });
-    star_matches::<f64, 2>(two_rows_of::<f64>, |launch| match launch.kernel.vector {
+    star_matches::<f64, 2>(two_rows_of::<f64, 0>, |launch| match launch.kernel.vector {
         2 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f64, 2, 2, 5, false>(i, o, g, c) },
         1 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f64, 2, 1, 5, false>(i, o, g, c) },
         other => panic!("no emulated two-row star13 f64 kernel {other}"),
     });
-    star_matches::<f32, 2>(two_rows_of::<f32>, |launch| match launch.kernel.vector {
+    star_matches::<f32, 2>(two_rows_of::<f32, 0>, |launch| match launch.kernel.vector {
         4 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f32, 2, 4, 5, false>(i, o, g, c) },
         2 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f32, 2, 2, 5, false>(i, o, g, c) },
         1 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f32, 2, 1, 5, false>(i, o, g, c) },
@@ -174,12 +170,12 @@ fn the_two_row_star_kernels_equal_the_reference() {
 
 #[test]
 fn the_two_row_star25_kernels_with_their_y_rows_ahead_equal_the_reference() {
-    star_matches::<f64, 4>(two_rows_ahead_of::<f64, 1>, |launch| match launch.kernel.vector {
+    star_matches::<f64, 4>(two_rows_of::<f64, 1>, |launch| match launch.kernel.vector {
         2 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f64, 4, 2, 9, true>(i, o, g, c) },
         1 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f64, 4, 1, 9, true>(i, o, g, c) },
         other => panic!("no emulated two-row star25 f64 kernel with its y rows ahead, {other} points a row"),
     });
-    star_matches::<f32, 4>(two_rows_ahead_of::<f32, 1>, |launch| match launch.kernel.vector {
+    star_matches::<f32, 4>(two_rows_of::<f32, 1>, |launch| match launch.kernel.vector {
         4 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f32, 4, 4, 9, true>(i, o, g, c) },
         1 => |i, o, g, c| unsafe { stencil_star_rows_streaming::<f32, 4, 1, 9, true>(i, o, g, c) },
         other => panic!("no emulated two-row star25 f32 kernel with its y rows ahead, {other} points a row"),
