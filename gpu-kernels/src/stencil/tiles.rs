@@ -245,22 +245,27 @@ const fn sweep_from(
 pub const STAR13_F32: StreamingShape = shape([32, 8], 4, 1, 1, 1, 32).with_cluster(CLUSTER_PAIR);
 /// As [`STAR13_F32`], for `f64` (16-byte rows of 2 points): 222 Gpoints/s, 84.0 % of the copy.
 pub const STAR13_F64: StreamingShape = shape([32, 8], 2, 1, 1, 1, 32).with_cluster(CLUSTER_PAIR);
-/// The 25-point star's launch shape for `f32`: two rows of 4 points a thread
-/// (`star_rows_streaming.rs`, 199 registers from ptxas 13.5 for sm_90), 32×4 threads, runs of 32
-/// planes. The second row reads the y neighbours once for both rows, which cuts the L1 wavefronts a
-/// point by about a third (a warp's loads and stores of a plane, from the SASS, each 4 lines of 128
-/// bytes or 5 where shifted along x: 68 for two rows of 128 points, 0.27 a point, against 50 for
-/// one row, 0.39). Chosen by `stencil_shapes_sweep` at 512³ on an H100 80GB HBM3 (2026-12-05, three
-/// calls): 452.5–456.3 µs a step against 562.9–565.4 for the former default (32×16 threads of one
-/// row, halo a plane ahead, in one wave), 78.8–79.4 % of the same run's copy against 63.6–63.8 %;
-/// the former default's H200 figure was 77.7 % (docs/stencil-h200.md).
-pub const STAR25_F32: StreamingShape = shape([32, 4], 4, 2, 0, 1, 32);
-/// The 25-point star's launch shape for `f64`: halo a plane ahead, 32×4 threads, runs of 32
-/// planes (148 Gpoints/s, 55.6 % of the copy in the run that chose it; 140 without the halo
-/// ahead). Its 32×16 blocks, 128 registers, are two ways: on an H200 (2026-12-01) the sustained
-/// sweep ran them 3.8 % faster (886.2 µs against 920.1) and the one-step CLI 2.9 % slower (0.778 ms
-/// against 0.756 in separate calls); neither is a clear win, so the block stays (docs/stencil-h200.md).
-pub const STAR25_F64: StreamingShape = shape([32, 4], 2, 1, 1, 1, 32);
+/// The 25-point star's launch shape for `f32`: 32×16 threads of one row of 4 points, halo a
+/// plane ahead, launched [`IN_WAVES`]: at 512³ its 128 tiles of 128 × 16 points are one wave of one
+/// block per SM (128 registers; its queue shifts by three planes every three, `star_streaming.rs`),
+/// each block walking its column's 512 planes, so no run re-reads the `2R` planes beyond its ends
+/// and no queue fills twice. The card decides between it and two rows a thread
+/// (`star_rows_streaming.rs`, 32×4, runs of 32 planes): `stencil_shapes_sweep` at 512³, one step,
+/// µs, on an H200 (2026-12-06, two rounds of one call) 353.0 / 354.4 against 400.9 / 397.9 for two
+/// rows, 72.2–72.5 % of the same run's copy against 63.8–64.3 %; on an H100 80GB HBM3 (2026-12-05, three
+/// calls) two rows ran 1.24× faster (452.5–456.3 against 562.9–565.4). The H200 is the card this
+/// library is tuned for (docs/stencil-h200.md, "The star25's defaults on an H200").
+pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, 1, IN_WAVES);
+/// The 25-point star's launch shape for `f64`: two rows of 2 points a thread
+/// (`star_rows_streaming.rs`, 232 registers from ptxas 13.5 for sm_90), the y arm's rows loaded a
+/// plane ahead, 32×4 threads, runs of 32 planes. The second row reads the y neighbours once for
+/// both rows (0.69 L1 wavefronts a point against 0.94 for one row). `stencil_shapes_sweep` at
+/// 512³, one step, µs, on an H200 (2026-12-06, two rounds of one call): 836.6 / 836.6 against
+/// 887.7 / 885.0 for one row of 2 points (32×4, halo a plane ahead, runs of 32: the former
+/// default), 60.6 % of the same run's copy against 57.1–57.3 %. On an H100 (2026-12-06) the order is
+/// the other way, 963.3 against 937.8; `ncu` there finds the two-row kernel waiting on its loads
+/// at 8 warps an SM (docs/stencil-h200.md).
+pub const STAR25_F64: StreamingShape = shape([32, 4], 2, 2, 1, 1, 32);
 /// The 27-point box's launch shape for `f32`: 32×16 threads of 4 points (64 registers from ptxas
 /// for sm_90, so an SM holds two such blocks), launched [`IN_WAVES`]. Chosen on an H200 (2026-12-02) once the kernel kept three values
 /// a point (`box_streaming.rs`): `stencil_shapes_sweep` 288.8 µs a step against 318.1 for the former

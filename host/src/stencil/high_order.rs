@@ -374,10 +374,7 @@ mod tests {
         assert!(default_launch(StencilShape::Star7, Precision::F32).is_err());
         let (entry, launch) =
             shape_launch(StencilShape::Star25, STAR25_F64, cube, Precision::F64, 132).unwrap();
-        assert_eq!(
-            entry,
-            format!("stencil_star4_v{}_a{}_f64", STAR25_F64.kernel.vector, STAR25_F64.kernel.ahead)
-        );
+        assert_eq!(entry, "stencil_star4_v2_r2_a1_f64");
         assert_eq!(launch, STAR25_F64);
         let (entry, _) = shape_launch(
             StencilShape::Box27,
@@ -398,14 +395,23 @@ mod tests {
                 }
             }
         }
-        // The star25's `f32` default on odd rows: two rows of one point; with the y rows ahead,
-        // its own entry point; the star13 has no such kernel, and says so.
+        // The star25's `f64` default on odd rows: two rows of one point, the y rows still ahead;
+        // in `f32`, two rows with the y rows ahead or not, each its own entry point; the star13
+        // has no kernel with the y rows ahead, and says so.
         let (entry, _) =
-            shape_launch(StencilShape::Star25, STAR25_F32, Grid3 { nx: 31, ..cube }, Precision::F32, 132)
+            shape_launch(StencilShape::Star25, STAR25_F64, Grid3 { nx: 31, ..cube }, Precision::F64, 132)
                 .unwrap();
-        assert_eq!(entry, "stencil_star4_v1_r2_a0_f32");
-        let ahead =
-            StreamingShape { kernel: StreamingKernel { ahead: 1, ..STAR25_F32.kernel }, ..STAR25_F32 };
+        assert_eq!(entry, "stencil_star4_v1_r2_a1_f64");
+        let two_rows = |ahead| StreamingShape {
+            kernel: StreamingKernel { rows: 2, ahead, ..STAR25_F32.kernel },
+            block: [32, 4],
+            ..STAR25_F32
+        };
+        assert_eq!(
+            entry_point(StencilShape::Star25, two_rows(0), Precision::F32).unwrap(),
+            "stencil_star4_v4_r2_a0_f32"
+        );
+        let ahead = two_rows(1);
         assert_eq!(
             entry_point(StencilShape::Star25, ahead, Precision::F32).unwrap(),
             "stencil_star4_v4_r2_a1_f32"
@@ -461,7 +467,7 @@ mod tests {
         // rows; on rows its vector does not divide, or planes of 4 GiB, the halo a plane ahead in
         // registers instead.
         let shared = StreamingShape {
-            kernel: StreamingKernel { ahead: HALO_IN_SHARED, ..STAR25_F64.kernel },
+            kernel: StreamingKernel { rows: 1, ahead: HALO_IN_SHARED, ..STAR25_F64.kernel },
             block: [32, 8],
             ..STAR25_F64
         };
