@@ -138,7 +138,7 @@ pub unsafe fn stencil_star_streaming<
     } else {
         // `shift` copies of the body, after which the queue shifts by `shift` planes (register
         // moves): `(QUEUE − shift) / shift` planes moved per plane instead of `QUEUE − 1`. Three
-        // for `f32` rows of 4 points (the star25's default until 2026-12-05; H200, 512³: 1.8 %
+        // for `f32` rows of 4 points (the star25's `f32` default on the H200; 512³: 1.8 %
         // faster, 6 % fewer instructions, the same 128 registers), one elsewhere (three copies
         // took the `f64` kernels from 128 registers to 164, the narrower `f32` ones from 64–108
         // to 119–138).
