@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use gpu_kernels::stencil::tiles::{MAX_CLUSTER, NO_CLUSTER};
+use gpu_kernels::stencil::tiles::{MAX_CLUSTER, NO_CLUSTER, StreamAxis};
 use gpu_kernels::stencil::{Coeffs, Grid3};
 use host::cli::RunOptions;
 use host::distributed::{Ranks, SlabRun, measure, shared_id};
@@ -18,6 +18,7 @@ use host::npy::{self, Dims, NpyDtype, NpyInput};
 use host::preflight::{self, StencilNeed};
 use host::progress::step;
 use host::report::{Table, gpu_line, parse_list, report_error, thousands};
+use host::stencil::streaming::Describe;
 use host::stencil::{
     StencilProblem, StencilShape, StencilVariant, grid_of, high_order, parse_grid, temporal,
 };
@@ -95,6 +96,15 @@ struct Args {
     /// capability 9.0 launch plainly.
     #[arg(long, value_name = "N", conflicts_with = "gpus", value_parser = clap::value_parser!(u32).range(i64::from(NO_CLUSTER)..=i64::from(MAX_CLUSTER)))]
     cluster: Option<u32>,
+    /// With --shape star13|star25|box27: launch their streaming kernel as the benchmarks' sweep
+    /// (stencil_shapes_sweep) names a launch, e.g. "32x4 v2 r1 a1 p1 z32": threads per block,
+    /// points (v) and rows (r) a thread, how the halo is staged (a: 0 in the iteration that uses
+    /// it, 1 a plane ahead, 2 in shared memory), planes prefetched into L2 (p), planes per block
+    /// (zN, or `waves`: one wave), then optionally cN for clusters of N blocks. Default: the
+    /// shape's own (tiles.rs). Needs one --dtype (f32 and f64 are built with different kernels);
+    /// a kernel that is not built is refused, naming what was asked.
+    #[arg(long, value_name = "LAUNCH", conflicts_with = "gpus", value_parser = parse_launch)]
+    launch: Option<Describe>,
     #[command(flatten)]
     run: RunOptions,
     /// Run on GPUs 0..N of this process (a number, or `all`): the grid split along z into one
@@ -508,8 +518,11 @@ fn run_dtype<T: Element + WritableElement>(gpu: &Gpu, args: &Args, input: Array3
     for &variant in &variants(args)? {
         let fuse = args.fuse.map(|k| k as usize);
         let ms = match variant {
-            _ if shape != StencilShape::Star7 => median_after_warm_up(repeat, || {
-                high_order::run_shape_variant(&mut problem, shape, variant, &values, steps)
+            _ if shape != StencilShape::Star7 => median_after_warm_up(repeat, || match args.launch {
+                Some(Describe(launch)) if variant == StencilVariant::Streaming => {
+                    high_order::run_shape_with(&mut problem, shape, &values, launch, steps)
+                }
+                _ => high_order::run_shape_variant(&mut problem, shape, variant, &values, steps),
             })?,
             StencilVariant::Temporal => median_after_warm_up(repeat, || problem.run_fused(fuse, steps))?,
             _ => median_after_warm_up(repeat, || problem.run(variant, steps))?,
@@ -626,6 +639,42 @@ fn check_shape(args: &Args, grid: Grid3) -> Result<()> {
     variants(args).map(drop)
 }
 
+/// `--launch`: a launch shape as the sweep names it ([`Describe`]).
+fn parse_launch(text: &str) -> std::result::Result<Describe, String> {
+    text.parse().map_err(|e: Error| e.to_string())
+}
+
+/// Refuses, before anything runs, a `--launch` this run cannot take: for the seven-point star,
+/// without the streaming variant, for several element types, along y, of a kernel not built for
+/// the shape and element type, or with another L2 prefetch than the shape's kernels make.
+fn check_launch(args: &Args, dtype: DtypeArg) -> Result<()> {
+    let Some(Describe(launch)) = args.launch else {
+        return Ok(());
+    };
+    let shape = args.shape;
+    let bad = |why: String| Err(Error::BadArgument(format!("--launch {}: {why}", Describe(launch))));
+    if shape == StencilShape::Star7 {
+        return bad("it sets the launch of --shape star13, star25 or box27; the seven-point star's \
+                    are tiles::STREAMING_F32 and _F64 (bench stencil_variants sweeps them)"
+            .into());
+    }
+    if !variants(args)?.contains(&StencilVariant::Streaming) {
+        return bad("it sets the streaming kernel's launch: add --variant streaming".into());
+    }
+    let DtypeArg::One(precision) = dtype else {
+        return bad("f32 and f64 are built with different kernels: give --dtype f32 or --dtype f64".into());
+    };
+    if launch.axis != StreamAxis::Z {
+        return bad(format!("the {shape} kernels walk along z: leave out `along y`"));
+    }
+    high_order::entry_point(shape, launch, precision)?;
+    let prefetch = high_order::default_launch(shape, precision)?.kernel.prefetch;
+    if launch.kernel.prefetch != prefetch {
+        return bad(format!("the {shape} kernels prefetch {prefetch} plane(s) into L2: give p{prefetch}"));
+    }
+    Ok(())
+}
+
 /// Refuses a `--fuse` depth that no temporal kernel is built with, before anything runs.
 fn check_fuse(args: &Args, dtype: DtypeArg) -> Result<()> {
     if !args.variant.0.contains(&StencilVariant::Temporal) {
@@ -658,6 +707,7 @@ fn run(args: &Args) -> Result<ExitCode> {
     let grid = file.as_ref().map_or(args.grid, NpyGrid::grid);
     check_shape(args, grid)?;
     check_fuse(args, dtype)?;
+    check_launch(args, dtype)?;
     preflight(args, grid, dtype)?;
     let gpu = Gpu::with_ptx(args.run.device, args.run.ptx)?;
     let seed = args.run.seed.unwrap_or_else(random::fresh_seed);
@@ -689,6 +739,9 @@ fn run(args: &Args) -> Result<ExitCode> {
         if let Some(path) = &args.output {
             report["output"] = json!(path.display().to_string());
         }
+        if let Some(launch) = args.launch {
+            report["launch"] = json!(launch.to_string());
+        }
         if let Some(cluster) = args.cluster {
             report["cluster"] = json!(cluster);
             report["clusters_supported"] = json!(gpu.info.clusters);
@@ -708,6 +761,9 @@ fn run(args: &Args) -> Result<ExitCode> {
             coefficients(args),
             args.run.repeat
         );
+        if let Some(launch) = args.launch {
+            println!("{} streaming kernel launched as `{launch}` (--launch; default: tiles.rs)", args.shape);
+        }
         if let Some(cluster) = args.cluster {
             let plain = if gpu.info.clusters { "" } else { " (this GPU has none: launched plainly)" };
             println!("streaming kernels in thread-block clusters of up to {cluster} blocks{plain}");
@@ -954,6 +1010,38 @@ mod tests {
             assert!(matches!(err, Error::BadArgument(_)), "{err}");
             assert!(err.to_string().contains("which holds f64"), "{err}");
         }
+    }
+
+    #[test]
+    fn launches_are_checked_before_anything_runs() {
+        use Precision::{F32, F64};
+        let check = |extra: &[&str], dtype| check_launch(&parse(extra).unwrap(), DtypeArg::One(dtype));
+        let star25 = |launch: &'static str| vec!["--shape", "star25", "--launch", launch];
+        assert!(check(&[], F64).is_ok(), "no --launch, no constraint");
+        assert!(check(&star25("32x4 v2 r1 a1 p1 z32"), F64).is_ok(), "the one-row f64 kernel");
+        assert!(check(&star25("32x4 v2 r2 a1 p1 waves c2"), F64).is_ok(), "the f64 default in one wave");
+        assert!(check(&star25("32x16 v4 r1 a1 p1 waves"), F32).is_ok(), "the f32 default");
+        assert!(check(&["--shape", "box27", "--launch", "32x16 v4 r1 a0 p1 waves"], F32).is_ok());
+        for (extra, dtype, says) in [
+            (vec!["--launch", "32x4 v2 r1 a1 p1 z32"], F64, "the seven-point star's are"),
+            (
+                [star25("32x4 v2 r1 a1 p1 z32"), vec!["--variant", "shared-tiled"]].concat(),
+                F64,
+                "add --variant streaming",
+            ),
+            (star25("32x4 v8 r1 a1 p1 z32"), F64, "no star25 kernel with 8 points per row"),
+            (star25("32x4 v4 r1 a1 p1 z32"), F64, "is built for f64"),
+            (star25("32x4 v2 r1 a1 p0 z32"), F64, "give p1"),
+            (star25("32x4 v2 r1 a1 p1 z32 along y"), F64, "walk along z"),
+        ] {
+            let err = check(&extra, dtype).unwrap_err();
+            assert!(matches!(err, Error::BadArgument(_)), "{extra:?}: {err}");
+            assert!(err.to_string().contains(says), "{extra:?}: {err}");
+        }
+        let all = check_launch(&parse(&star25("32x4 v2 r1 a1 p1 z32")).unwrap(), DtypeArg::All).unwrap_err();
+        assert!(all.to_string().contains("give --dtype f32 or --dtype f64"), "{all}");
+        let syntax = parse(&star25("32x4 v2")).unwrap_err().to_string();
+        assert!(syntax.contains("no rows a thread"), "{syntax}");
     }
 
     #[test]

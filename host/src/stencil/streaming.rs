@@ -9,9 +9,9 @@ use std::ops::Range;
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::device::warp::LANES;
 use gpu_kernels::stencil::tiles::{
-    IN_WAVES, KEPT_L2_PERCENT_F32, KEPT_L2_PERCENT_F64, MAX_CLUSTER, RUN_PLANES, STREAMING_ALONG_Y_F32,
-    STREAMING_ALONG_Y_F64, STREAMING_F32, STREAMING_F64, STREAMING_MIN_BLOCKS_PER_SM, STREAMING_SWEEP_F32,
-    STREAMING_SWEEP_F64, StreamAxis, StreamingKernel, StreamingShape,
+    IN_WAVES, KEPT_L2_PERCENT_F32, KEPT_L2_PERCENT_F64, MAX_CLUSTER, NO_CLUSTER, RUN_PLANES,
+    STREAMING_ALONG_Y_F32, STREAMING_ALONG_Y_F64, STREAMING_F32, STREAMING_F64, STREAMING_MIN_BLOCKS_PER_SM,
+    STREAMING_SWEEP_F32, STREAMING_SWEEP_F64, StreamAxis, StreamingKernel, StreamingShape,
 };
 use gpu_kernels::stencil::{Grid3, STREAMING_KERNELS_F32, STREAMING_KERNELS_F64, Window};
 
@@ -295,7 +295,8 @@ pub fn shape_of(kernel: StreamingKernel) -> StreamingShape {
 
 /// `32x8 v4 r1 a0 p0 z8`: block, vector, rows, ahead, prefetch, planes, as the sweep names them,
 /// then ` c8` for shapes launched in clusters of 8 blocks and ` along y` for shapes that walk
-/// along y.
+/// along y. Parsed back by [`FromStr`](std::str::FromStr) (`stencil --launch`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Describe(pub StreamingShape);
 
 impl Describe {
@@ -303,6 +304,76 @@ impl Describe {
     pub fn kernel(&self) -> String {
         let StreamingKernel { vector, rows, ahead, prefetch } = self.0.kernel;
         format!("v{vector} r{rows} a{ahead} p{prefetch}")
+    }
+}
+
+impl std::str::FromStr for Describe {
+    type Err = Error;
+
+    /// The shape a description names, as [`Display`](fmt::Display) writes it: `32x4 v2 r1 a1 p1
+    /// z32` (planes per block), `32x16 v4 r1 a1 p1 waves` (one wave), then optionally ` c2` and
+    /// ` along y`. Checks the syntax and the numbers' ranges only; whether such a kernel is built
+    /// and fits the grid is the launch's to say.
+    fn from_str(text: &str) -> Result<Self> {
+        let bad = |why: String| {
+            Error::BadArgument(format!(
+                "launch `{text}`: {why}; expected `BXxBY vV rR aA pP zN` or `BXxBY vV rR aA pP waves`, \
+                 then optionally ` cN` (clusters of N blocks), as stencil_shapes_sweep names them, \
+                 e.g. `32x4 v2 r1 a1 p1 z32`"
+            ))
+        };
+        let mut words = text.split_whitespace();
+        let mut next = |what: &str| words.next().ok_or_else(|| bad(format!("no {what}")));
+        let block = next("block `BXxBY`")?;
+        let block = block
+            .split_once('x')
+            .and_then(|(x, y)| Some([x.parse::<u32>().ok()?, y.parse::<u32>().ok()?]))
+            .filter(|b| b.iter().all(|&n| n >= 1))
+            .ok_or_else(|| bad(format!("`{block}` is not a block `BXxBY` of two positive numbers")))?;
+        let mut number = |prefix: char, what: &str| -> Result<usize> {
+            let word = next(&format!("{what} `{prefix}N`"))?;
+            word.strip_prefix(prefix)
+                .and_then(|n| n.parse().ok())
+                .ok_or_else(|| bad(format!("`{word}` is not {what} `{prefix}N`")))
+        };
+        let kernel = StreamingKernel {
+            vector: number('v', "points a thread")?,
+            rows: number('r', "rows a thread")?,
+            ahead: number('a', "halo staging")?,
+            prefetch: number('p', "planes prefetched")?,
+        };
+        if kernel.vector == 0 || kernel.rows == 0 {
+            return Err(bad("points and rows a thread start at 1".into()));
+        }
+        let planes = match next("planes `zN` or `waves`")? {
+            "waves" => IN_WAVES,
+            word => word
+                .strip_prefix('z')
+                .and_then(|n| n.parse::<u32>().ok())
+                .filter(|&n| n != IN_WAVES)
+                .ok_or_else(|| bad(format!("`{word}` is not planes a block `zN` (N ≥ 1) or `waves`")))?,
+        };
+        let mut shape = StreamingShape { kernel, block, planes, axis: StreamAxis::Z, cluster: NO_CLUSTER };
+        let rest: Vec<&str> = words.collect();
+        let along_y = rest.ends_with(&["along", "y"]);
+        let clusters = &rest[..rest.len() - if along_y { 2 } else { 0 }];
+        if along_y {
+            shape.axis = StreamAxis::Y;
+        }
+        match clusters {
+            [] => {}
+            [word] => {
+                shape.cluster = word
+                    .strip_prefix('c')
+                    .and_then(|n| n.parse::<u32>().ok())
+                    .filter(|n| (NO_CLUSTER..=MAX_CLUSTER).contains(n))
+                    .ok_or_else(|| {
+                        bad(format!("`{word}` is not a cluster `cN` of 1 to {MAX_CLUSTER} blocks"))
+                    })?
+            }
+            more => return Err(bad(format!("`{}` after the planes", more.join(" ")))),
+        }
+        Ok(Describe(shape))
     }
 }
 
@@ -519,6 +590,40 @@ mod tests {
                     .take(CLUSTER_SWEEP.len())
                     .all(|s| s.with_cluster(1) == default_shape(precision))
             );
+        }
+    }
+
+    #[test]
+    fn descriptions_parse_back_to_their_shapes() {
+        let clustered = default_shape(Precision::F32).with_cluster(MAX_CLUSTER);
+        let along_y = along_y_shape(Precision::F64).with_cluster(2);
+        let shapes = [Precision::F32, Precision::F64].into_iter().flat_map(|p| sweep(p).iter().copied());
+        for shape in shapes.chain([clustered, along_y, along_y_shape(Precision::F32)]) {
+            let text = Describe(shape).to_string();
+            assert_eq!(text.parse::<Describe>().unwrap(), Describe(shape), "{text}");
+        }
+        let waves: Describe = "32x16 v4 r1 a1 p1 waves c1".parse().unwrap();
+        assert_eq!((waves.0.block, waves.0.planes, waves.0.cluster), ([32, 16], IN_WAVES, NO_CLUSTER));
+        assert_eq!(waves.0.kernel, kernel(4, 1, 1, 1));
+    }
+
+    #[test]
+    fn bad_descriptions_say_what_is_wrong() {
+        for (text, says) in [
+            ("", "no block"),
+            ("32*4 v2 r1 a1 p1 z32", "`32*4` is not a block"),
+            ("0x4 v2 r1 a1 p1 z32", "`0x4` is not a block"),
+            ("32x4 v2 r1 a1", "no planes prefetched"),
+            ("32x4 2 r1 a1 p1 z32", "`2` is not points a thread"),
+            ("32x4 v0 r1 a1 p1 z32", "start at 1"),
+            ("32x4 v2 r1 a1 p1 z0", "`z0` is not planes a block"),
+            ("32x4 v2 r1 a1 p1 planes", "`planes` is not planes"),
+            ("32x4 v2 r1 a1 p1 z32 c9", "`c9` is not a cluster"),
+            ("32x4 v2 r1 a1 p1 z32 c2 c2", "`c2 c2` after the planes"),
+            ("32x4 v2 r1 a1 p1 z32 along x", "`along x` after the planes"),
+        ] {
+            let err = text.parse::<Describe>().unwrap_err().to_string();
+            assert!(err.contains(says) && err.contains("e.g. `32x4 v2 r1 a1 p1 z32`"), "{text}: {err}");
         }
     }
 
