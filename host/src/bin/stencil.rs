@@ -1019,7 +1019,10 @@ mod tests {
         let star25 = |launch: &'static str| vec!["--shape", "star25", "--launch", launch];
         assert!(check(&[], F64).is_ok(), "no --launch, no constraint");
         assert!(check(&star25("32x4 v2 r1 a1 p1 z32"), F64).is_ok(), "the one-row f64 kernel");
-        assert!(check(&star25("32x4 v2 r2 a1 p1 waves c2"), F64).is_ok(), "the f64 default in one wave");
+        assert!(
+            check(&star25("32x4 v2 r2 a1 p1 waves c2"), F64).is_ok(),
+            "the f64 default's kernel in one wave, in pairs"
+        );
         assert!(check(&star25("32x16 v4 r1 a1 p1 waves"), F32).is_ok(), "the f32 default");
         assert!(check(&["--shape", "box27", "--launch", "32x16 v4 r1 a0 p1 waves"], F32).is_ok());
         for (extra, dtype, says) in [
