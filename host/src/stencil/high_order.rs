@@ -7,8 +7,8 @@
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::stencil::tiles::{
     BOX27_F32, BOX27_F64, CLUSTER_SWEEP, HALO_IN_SHARED, HaloRing, IN_WAVES, NO_CLUSTER, RUN_PLANES,
-    SHAPE_SWEEP_BLOCKS, SHAPE_SWEEP_PLANES, STAR13_F32, STAR13_F64, STAR25_F32, STAR25_F64, StreamingKernel,
-    StreamingShape, star_tiled_in_tile_dim,
+    SHAPE_SWEEP_BLOCKS, SHAPE_SWEEP_PLANES, STAR13_F32, STAR13_F64, STAR25_F32, STAR25_F64, StreamAxis,
+    StreamingKernel, StreamingShape, star_tiled_in_tile_dim,
 };
 use gpu_kernels::stencil::{
     BOX_KERNELS_F32, BOX_KERNELS_F64, Grid3, STAR_KERNELS_F32, STAR_KERNELS_F64, STAR_ROWS_KERNELS_F32,
@@ -136,9 +136,19 @@ pub fn sweep(shape: StencilShape, precision: Precision) -> Result<Vec<StreamingS
     Ok(std::iter::once(default).chain(others).collect())
 }
 
-/// The entry point of `launch` for `shape` in `precision`, if it is built.
+/// The entry point of `launch` for `shape` in `precision`, if it is built: walking along z, with
+/// the L2 prefetch of the shape's kernels.
 pub fn entry_point(shape: StencilShape, launch: StreamingShape, precision: Precision) -> Result<String> {
-    let StreamingKernel { vector, rows, ahead, .. } = launch.kernel;
+    let StreamingKernel { vector, rows, ahead, prefetch } = launch.kernel;
+    if launch.axis != StreamAxis::Z {
+        return Err(Error::BadArgument(format!("the {shape} kernels walk along z, not along y")));
+    }
+    let built_prefetch = default_launch(shape, precision)?.kernel.prefetch;
+    if prefetch != built_prefetch {
+        return Err(Error::BadArgument(format!(
+            "the {shape} kernels prefetch {built_prefetch} plane(s) into L2, not {prefetch}: give p{built_prefetch}"
+        )));
+    }
     if ahead != HALO_IN_SHARED && !kernels(shape, precision).contains(&(vector, rows, ahead)) {
         return Err(Error::BadArgument(format!(
             "no {shape} kernel with {vector} points per row and {rows} row{} per thread{} is built for {precision}",
@@ -412,6 +422,14 @@ mod tests {
             "stencil_star4_v4_r2_a0_f32"
         );
         let ahead = two_rows(1);
+        // Only what is built: along z, with the shape's L2 prefetch.
+        let along_y = StreamingShape { axis: StreamAxis::Y, ..STAR25_F64 };
+        let err = entry_point(StencilShape::Star25, along_y, Precision::F64).unwrap_err().to_string();
+        assert!(err.contains("walk along z, not along y"), "{err}");
+        let no_prefetch =
+            StreamingShape { kernel: StreamingKernel { prefetch: 0, ..STAR25_F64.kernel }, ..STAR25_F64 };
+        let err = entry_point(StencilShape::Star25, no_prefetch, Precision::F64).unwrap_err().to_string();
+        assert!(err.contains("give p1"), "{err}");
         assert_eq!(
             entry_point(StencilShape::Star25, ahead, Precision::F32).unwrap(),
             "stencil_star4_v4_r2_a1_f32"
