@@ -639,9 +639,14 @@ fn check_shape(args: &Args, grid: Grid3) -> Result<()> {
     variants(args).map(drop)
 }
 
-/// `--launch`: a launch shape as the sweep names it ([`Describe`]).
+/// `--launch`: a launch shape as the sweep names it ([`Describe`]). Clap's message already says
+/// "invalid value … for '--launch'", so a syntax error gives only its reason, not the error
+/// type's "bad argument: " prefix.
 fn parse_launch(text: &str) -> std::result::Result<Describe, String> {
-    text.parse().map_err(|e: Error| e.to_string())
+    text.parse().map_err(|e: Error| match e {
+        Error::BadArgument(why) => why,
+        other => other.to_string(),
+    })
 }
 
 /// Refuses, before anything runs, a `--launch` this run cannot take: for the seven-point star,
@@ -1037,6 +1042,7 @@ mod tests {
         assert!(all.to_string().contains("give --dtype f32 or --dtype f64"), "{all}");
         let syntax = parse(&star25("32x4 v2")).unwrap_err().to_string();
         assert!(syntax.contains("no rows a thread"), "{syntax}");
+        assert!(!syntax.contains("bad argument"), "clap says the value is invalid: {syntax}");
     }
 
     #[test]
