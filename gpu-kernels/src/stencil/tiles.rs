@@ -254,7 +254,10 @@ pub const STAR13_F64: StreamingShape = shape([32, 8], 2, 1, 1, 1, 32).with_clust
 /// µs, on an H200 (2026-12-06, two rounds of one call) 353.0 / 354.4 against 400.9 / 397.9 for two
 /// rows, 72.2–72.5 % of the same run's copy against 63.8–64.3 %; on an H100 80GB HBM3 (2026-12-05, three
 /// calls) two rows ran 1.24× faster (452.5–456.3 against 562.9–565.4). The H200 is the card this
-/// library is tuned for (docs/stencil-h200.md, "The star25's defaults on an H200").
+/// library is tuned for (docs/stencil-h200.md, "The star25's defaults on an H200"). On an H100
+/// (2026-12-06) the one wave left the SMs idle a quarter of its cycles, blocks finishing unevenly,
+/// and the same kernel in runs of 32 planes ran one step at 85.0 % of the copy against 63 %; the
+/// H200 has not yet timed 32×16 in runs against it (docs/stencil-h200.md, "`--launch` on a GPU").
 pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, 1, IN_WAVES);
 /// The 25-point star's launch shape for `f64`: two rows of 2 points a thread
 /// (`star_rows_streaming.rs`, 232 registers from ptxas 13.5 for sm_90), the y arm's rows loaded a
@@ -281,7 +284,8 @@ pub const BOX27_F32: StreamingShape = shape([32, 16], 4, 1, 0, 1, IN_WAVES);
 /// 128 blocks, each walking its whole column. `stencil_shapes_sweep` (H200, 2026-12-02): 581.5 µs
 /// a step against 649.5 for the former default (one row of 4 points); one step at 512³ 0.5698–
 /// 0.5749 ms, 88.6–89.1 % of the copy (the former default, in an earlier call of the same session:
-/// 0.5904–0.5910, 85.6–85.8 %).
+/// 0.5904–0.5910, 85.6–85.8 %). On an H100 (2026-12-06) runs of 64 planes beat the one wave, 95.0 %
+/// of the copy against 88.5 %, as they did the star25 `f32`'s; not yet timed so on an H200.
 pub const BOX27_F64: StreamingShape = shape([32, 16], 2, 2, 0, 1, IN_WAVES);
 
 /// Block shapes the `stencil_shapes` sweep crosses with every built high-order star and box
