@@ -269,8 +269,9 @@ pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, 1, IN_WAVES);
 /// the other way, 963.3 against 937.8; `ncu` there finds the two-row kernel waiting on its loads
 /// at 8 warps an SM (docs/stencil-h200.md). One step (`stencil`, not back to back) favours one row
 /// on both cards: on the H200 0.788 ms against 0.754–0.766 in earlier calls, on an H100 4.9–5.2 %
-/// less time for one row in one call (3.6–3.8 % over 200 steps); an H200 call timing both in one
-/// call, one step and 200 steps, is to decide ("The star25's one step with the new defaults").
+/// less time for one row in each of three calls (3.2–3.8 % over 200 steps); an H200 call timing
+/// both in one call, one step and 200 steps, is to decide (docs/stencil-h200.md, "`--launch` on a
+/// GPU", gives its commands).
 pub const STAR25_F64: StreamingShape = shape([32, 4], 2, 2, 1, 1, 32);
 /// The 27-point box's launch shape for `f32`: 32×16 threads of 4 points (64 registers from ptxas
 /// for sm_90, so an SM holds two such blocks), launched [`IN_WAVES`]. Chosen on an H200 (2026-12-02) once the kernel kept three values
