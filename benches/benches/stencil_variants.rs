@@ -218,7 +218,8 @@ fn shapes_sweep<T: Element>(c: &mut Criterion, gpu: &Gpu) {
     let mut group = one_step_group(c, "stencil_shapes_sweep", SWEEP_GRID, &mut problem);
     for shape in [StencilShape::Star13, StencilShape::Star25, StencilShape::Box27] {
         let coeffs = bounded(shape);
-        for (i, launch) in or_exit(high_order::sweep(shape, T::PRECISION)).into_iter().enumerate() {
+        let sweep = high_order::sweep(shape, T::PRECISION, gpu.info.tuned_card());
+        for (i, launch) in or_exit(sweep).into_iter().enumerate() {
             let name =
                 format!("{shape}/{}{}", streaming::Describe(launch), if i == 0 { " (default)" } else { "" });
             if let Err(e) = high_order::run_shape_with(&mut problem, shape, &coeffs, launch, 1) {

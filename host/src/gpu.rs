@@ -11,6 +11,7 @@ use cudarc::driver::{
 };
 use cudarc::nvrtc::Ptx;
 use gpu_kernels::KernelParam;
+use gpu_kernels::stencil::tiles::TunedCard;
 
 use crate::error::{CudaContext as _, Error, Result};
 
@@ -78,6 +79,14 @@ pub struct GpuInfo {
     /// ([`LaunchAttributes::cluster_y`]): compute capability 9.0 and up, with a driver for CUDA
     /// 12.0 or later.
     pub clusters: bool,
+}
+
+impl GpuInfo {
+    /// The card whose table of launch shapes (`tiles.rs`) this GPU takes, by its name: an H100's
+    /// own where one was measured to differ, else the H200's.
+    pub fn tuned_card(&self) -> TunedCard {
+        TunedCard::of(&self.name)
+    }
 }
 
 /// One GPU with the kernels' module loaded, and the stream all work runs on.

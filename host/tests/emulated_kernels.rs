@@ -9,7 +9,7 @@ use gpu_kernels::device::emulation;
 use gpu_kernels::stencil::star::StarCoeffs;
 use gpu_kernels::stencil::tiles::{
     COARSENED_IN_TILE_DIM, HALO_IN_SHARED, HaloRing, REGISTER_TILED_IN_TILE_DIM, SHARED_TILED_IN_TILE_DIM,
-    StreamingKernel, StreamingShape, TemporalShape, star_tiled_in_tile_dim,
+    StreamingKernel, StreamingShape, TemporalShape, TunedCard, star_tiled_in_tile_dim,
 };
 use gpu_kernels::stencil::{
     Coeffs, Grid3, Walk, stencil_basic, stencil_box_streaming, stencil_coarsened, stencil_register_tiled,
@@ -102,9 +102,14 @@ fn star_matches<T: Element, const R: usize>(
     }
 }
 
-/// The library's default launch of `shape` in `T`.
+/// The library's default launch of `shape` in `T` (the H200's table, every GPU's but the H100's).
 fn default_of<T: Element>(shape: StencilShape) -> StreamingShape {
-    high_order::default_launch(shape, T::PRECISION).unwrap()
+    high_order::default_launch(shape, T::PRECISION, TunedCard::H200).unwrap()
+}
+
+/// The default launch of each shape in `T` from `card`'s table.
+fn default_on<T: Element>(card: TunedCard) -> impl Fn(StencilShape) -> StreamingShape {
+    move |shape| high_order::default_launch(shape, T::PRECISION, card).unwrap()
 }
 
 /// The default in two rows a thread (`star_rows_streaming.rs`), in blocks of 32 × 4, with
@@ -129,20 +134,28 @@ fn star25_f64_two_rows_ahead(launch: StreamingShape) -> fn(*const f64, *mut f64,
     }
 }
 
+/// Every card's table: the H200's two rows in `f64` and one wave in `f32`, the H100's one row in
+/// `f64` and runs of planes in `f32`.
 #[test]
 fn the_star25_default_kernels_equal_the_reference() {
-    star_matches::<f64, 4>(default_of::<f64>, |launch| match (launch.kernel.rows, launch.kernel.ahead) {
-        (2, 1) => star25_f64_two_rows_ahead(launch),
-        other => panic!("no emulated star25 f64 kernel in (rows, ahead) {other:?}"),
-    });
-    star_matches::<f32, 4>(default_of::<f32>, |launch| {
-        match (launch.kernel.vector, launch.kernel.rows, launch.kernel.ahead) {
-            (4, 1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 4, 4, 9, true>(i, o, g, c) },
-            (2, 1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 4, 2, 9, true>(i, o, g, c) },
-            (1, 1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 4, 1, 9, true>(i, o, g, c) },
-            other => panic!("no emulated star25 f32 kernel {other:?}"),
-        }
-    });
+    for card in TunedCard::ALL {
+        star_matches::<f64, 4>(default_on::<f64>(card), |launch| {
+            match (launch.kernel.vector, launch.kernel.rows, launch.kernel.ahead) {
+                (_, 2, 1) => star25_f64_two_rows_ahead(launch),
+                (2, 1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f64, 4, 2, 9, true>(i, o, g, c) },
+                (1, 1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f64, 4, 1, 9, true>(i, o, g, c) },
+                other => panic!("no emulated star25 f64 kernel {other:?}"),
+            }
+        });
+        star_matches::<f32, 4>(default_on::<f32>(card), |launch| {
+            match (launch.kernel.vector, launch.kernel.rows, launch.kernel.ahead) {
+                (4, 1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 4, 4, 9, true>(i, o, g, c) },
+                (2, 1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 4, 2, 9, true>(i, o, g, c) },
+                (1, 1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f32, 4, 1, 9, true>(i, o, g, c) },
+                other => panic!("no emulated star25 f32 kernel {other:?}"),
+            }
+        });
+    }
 }
 
 #[test]
@@ -198,10 +211,11 @@ fn the_star13_default_kernels_equal_the_reference() {
 
 #[test]
 fn the_box27_f64_default_kernel_equals_the_reference() {
-    for (nz, ny, nx) in GRIDS {
+    let grids = GRIDS.into_iter().flat_map(|grid| TunedCard::ALL.map(|card| (grid, card)));
+    for ((nz, ny, nx), card) in grids {
         let input = random::random_grid::<f64>((nz, ny, nx), 11).unwrap();
         let grid = Grid3 { nx: nx as u32, ny: ny as u32, nz: nz as u32 };
-        let launch = planned::<f64>(StencilShape::Box27, default_of::<f64>(StencilShape::Box27), grid);
+        let launch = planned::<f64>(StencilShape::Box27, default_on::<f64>(card)(StencilShape::Box27), grid);
         let coeffs = high_order::box_coeffs::<f64>(&StencilShape::Box27.default_coeffs());
         let out = run_launch(&input, launch, |i, o, g| match (launch.kernel.vector, launch.kernel.rows) {
             (2, 2) => unsafe { stencil_box_streaming::<f64, 2, 2, 4>(i, o, g, coeffs) },
@@ -209,7 +223,7 @@ fn the_box27_f64_default_kernel_equals_the_reference() {
             other => panic!("no emulated box27 f64 kernel {other:?}"),
         });
         let expected = reference_box_step(input.view(), coeffs);
-        assert!(same_bits(&out, &expected), "box27 on {nz}x{ny}x{nx}");
+        assert!(same_bits(&out, &expected), "box27 on {nz}x{ny}x{nx}, {card:?}'s launch");
     }
 }
 

@@ -531,7 +531,7 @@ fn every_shape_kernel<T: Element>() {
             let input = random::random_grid::<T>(grid, seed).unwrap();
             let expected = high_order::reference_shape_steps(input.view(), shape, &coeffs, 3).unwrap();
             let mut problem = stencil::StencilProblem::new(&gpu, input.view(), random_coeffs(seed)).unwrap();
-            for launch in high_order::sweep(shape, T::PRECISION).unwrap() {
+            for launch in high_order::sweep(shape, T::PRECISION, gpu.info.tuned_card()).unwrap() {
                 let name =
                     format!("{shape} {} {} on {grid:?}", stencil::streaming::Describe(launch), T::NAME);
                 match high_order::run_shape_with(&mut problem, shape, &coeffs, launch, 3) {

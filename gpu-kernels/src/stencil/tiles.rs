@@ -254,10 +254,9 @@ pub const STAR13_F64: StreamingShape = shape([32, 8], 2, 1, 1, 1, 32).with_clust
 /// µs, on an H200 (2026-12-06, two rounds of one call) 353.0 / 354.4 against 400.9 / 397.9 for two
 /// rows, 72.2–72.5 % of the same run's copy against 63.8–64.3 %; on an H100 80GB HBM3 (2026-12-05, three
 /// calls) two rows ran 1.24× faster (452.5–456.3 against 562.9–565.4). The H200 is the card this
-/// library is tuned for (docs/stencil-h200.md, "The star25's defaults on an H200"). On an H100
-/// (2026-12-06) the one wave left the SMs idle a quarter of its cycles, blocks finishing unevenly,
-/// and the same kernel in runs of 32 planes ran one step at 85.0 % of the copy against 63 %; the
-/// H200 has not yet timed 32×16 in runs against it (docs/stencil-h200.md, "`--launch` on a GPU").
+/// library is tuned for (docs/stencil-h200.md, "The star25's defaults on an H200"); there the
+/// same kernel in runs of 32 planes was slower than its one wave (2026-12-01: the sweep's best in
+/// runs, 32×8, 407.1 µs against 382.6). An H100 takes [`STAR25_F32_H100`].
 pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, 1, IN_WAVES);
 /// The 25-point star's launch shape for `f64`: two rows of 2 points a thread
 /// (`star_rows_streaming.rs`, 232 registers from ptxas 13.5 for sm_90), the y arm's rows loaded a
@@ -271,7 +270,7 @@ pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, 1, IN_WAVES);
 /// on both cards: on the H200 0.788 ms against 0.754–0.766 in earlier calls, on an H100 4.9–5.2 %
 /// less time for one row in each of three calls (3.2–3.8 % over 200 steps); an H200 call timing
 /// both in one call, one step and 200 steps, is to decide (docs/stencil-h200.md, "`--launch` on a
-/// GPU", gives its commands).
+/// GPU", gives its commands). An H100 takes [`STAR25_F64_H100`].
 pub const STAR25_F64: StreamingShape = shape([32, 4], 2, 2, 1, 1, 32);
 /// The 27-point box's launch shape for `f32`: 32×16 threads of 4 points (64 registers from ptxas
 /// for sm_90, so an SM holds two such blocks), launched [`IN_WAVES`]. Chosen on an H200 (2026-12-02) once the kernel kept three values
@@ -285,9 +284,54 @@ pub const BOX27_F32: StreamingShape = shape([32, 16], 4, 1, 0, 1, IN_WAVES);
 /// 128 blocks, each walking its whole column. `stencil_shapes_sweep` (H200, 2026-12-02): 581.5 µs
 /// a step against 649.5 for the former default (one row of 4 points); one step at 512³ 0.5698–
 /// 0.5749 ms, 88.6–89.1 % of the copy (the former default, in an earlier call of the same session:
-/// 0.5904–0.5910, 85.6–85.8 %). On an H100 (2026-12-06) runs of 64 planes beat the one wave, 95.0 %
-/// of the copy against 88.5 %, as they did the star25 `f32`'s; not yet timed so on an H200.
+/// 0.5904–0.5910, 85.6–85.8 %); the same launch in runs of 32 planes took 596.0 µs in that sweep. An
+/// H100 takes [`BOX27_F64_H100`].
 pub const BOX27_F64: StreamingShape = shape([32, 16], 2, 2, 0, 1, IN_WAVES);
+
+/// The GPUs whose measurements chose the high-order shapes' launches. Where the best launch on an
+/// H100 differs from the H200's, the H100 has its own constant (`*_H100`, below); every other
+/// shape, and every other GPU, takes the H200's, the card this library is tuned for. The two
+/// cards share the chip (132 SMs, the same clocks) and differ in memory (the H200 has 1.4× the
+/// DRAM bandwidth and 60 MiB of L2 against 50), and launches in one wave, one block an SM, fare
+/// differently: on the H100 the blocks of one wave finish unevenly (`ncu`: the SMs active 76 %
+/// of the star25 `f32`'s cycles, docs/stencil-h200.md, "`--launch` on a GPU"), and runs of
+/// planes, which the GPU hands out as SMs free up, balance them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum TunedCard {
+    /// The NVIDIA H200, and every GPU without a table of its own.
+    H200,
+    /// The NVIDIA H100 (measured on the H100 80GB HBM3, SXM).
+    H100,
+}
+
+impl TunedCard {
+    /// Every card with a table, the H200's (the default) first.
+    pub const ALL: [TunedCard; 2] = [TunedCard::H200, TunedCard::H100];
+
+    /// The card whose table a GPU named `name` (as the driver names it, e.g. "NVIDIA H100 80GB
+    /// HBM3") takes.
+    pub fn of(name: &str) -> Self {
+        if name.contains("H100") { TunedCard::H100 } else { TunedCard::H200 }
+    }
+}
+
+/// [`STAR25_F32`] on an H100: the same kernel and blocks in runs of [`RUN_PLANES`] planes. One
+/// step at 512³ (`stencil --launch`, H100 80GB HBM3, 2026-12-06, median of 30): 0.4232 ms, 85.8 %
+/// of the same run's copy, against 0.5704 (63.3 %) in one wave; 200 steps 86.1 % against 65.4 %;
+/// runs of 64 planes 82.2 % (an earlier call: runs of 32 85.0 %, of 64 81 %, of 128 and 256 75 %,
+/// one wave 63 %).
+pub const STAR25_F32_H100: StreamingShape = StreamingShape { planes: RUN_PLANES, ..STAR25_F32 };
+
+/// [`STAR25_F64`] on an H100: one row of 2 points a thread, halo a plane ahead, 32×4 threads, runs
+/// of [`RUN_PLANES`] planes (the H200's default before 2026-12-06). One step at 512³, three calls
+/// each alternating three rounds: 4.9–5.2 % less time than two rows (0.8977–0.8981 ms, 79.4–79.8 %
+/// of the copy, against 0.9438–0.9441 in the last); 200 steps 3.2–3.8 % less.
+pub const STAR25_F64_H100: StreamingShape = shape([32, 4], 2, 1, 1, 1, RUN_PLANES);
+
+/// [`BOX27_F64`] on an H100: the same kernel and blocks in runs of [`RUN_PLANES`] planes. One step
+/// at 512³ (2026-12-06, two rounds): 95.1 / 95.4 % of the copy against 88.6 / 88.7 % in one wave,
+/// 200 steps 95.6 / 95.9 % against 88.4 / 89.1 % (runs of 64: the same within 0.5 %).
+pub const BOX27_F64_H100: StreamingShape = StreamingShape { planes: RUN_PLANES, ..BOX27_F64 };
 
 /// Block shapes the `stencil_shapes` sweep crosses with every built high-order star and box
 /// kernel (fewer threads per block let the register-hungry ones fit, and more blocks per SM).

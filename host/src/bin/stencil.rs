@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use clap::Parser;
 use clap::builder::{PossibleValuesParser, TypedValueParser};
-use gpu_kernels::stencil::tiles::{MAX_CLUSTER, NO_CLUSTER};
+use gpu_kernels::stencil::tiles::{MAX_CLUSTER, NO_CLUSTER, StreamingShape, TunedCard};
 use gpu_kernels::stencil::{Coeffs, Grid3};
 use host::cli::RunOptions;
 use host::distributed::{Ranks, SlabRun, measure, shared_id};
@@ -101,7 +101,8 @@ struct Args {
     /// points (v) and rows (r) a thread, how the halo is staged (a: 0 in the iteration that uses
     /// it, 1 a plane ahead, 2 in shared memory), planes prefetched into L2 (p), planes per block
     /// (zN, or `waves`: one wave), then optionally cN for clusters of N blocks. Default: the
-    /// shape's own (tiles.rs). Needs one --dtype (f32 and f64 are built with different kernels);
+    /// shape's own from the GPU's table (tiles.rs: an H100 takes its own where its best launch
+    /// was measured to differ, every other GPU the H200's), printed before the results. Needs one --dtype (f32 and f64 are built with different kernels);
     /// a kernel that is not built is refused, naming what was asked.
     #[arg(long, value_name = "LAUNCH", conflicts_with = "gpus", value_parser = parse_launch)]
     launch: Option<Describe>,
@@ -672,6 +673,25 @@ fn check_launch(args: &Args, dtype: DtypeArg) -> Result<()> {
     high_order::entry_point(shape, launch, precision).map(drop)
 }
 
+/// The launch of the high-order shape's streaming kernel in each element type of this run:
+/// `--launch`, or the default of `card`'s table (`tiles.rs`; the GPU's is
+/// [`host::GpuInfo::tuned_card`]); none for the seven-point star or a run without the streaming
+/// variant.
+fn streaming_launches(
+    args: &Args,
+    card: TunedCard,
+    dtype: DtypeArg,
+) -> Result<Vec<(Precision, StreamingShape)>> {
+    if args.shape == StencilShape::Star7 || !variants(args)?.contains(&StencilVariant::Streaming) {
+        return Ok(Vec::new());
+    }
+    let launch = |precision| match args.launch {
+        Some(Describe(launch)) => Ok(launch),
+        None => high_order::default_launch(args.shape, precision, card),
+    };
+    dtype.precisions().iter().map(|&precision| Ok((precision, launch(precision)?))).collect()
+}
+
 /// Refuses a `--fuse` depth that no temporal kernel is built with, before anything runs.
 fn check_fuse(args: &Args, dtype: DtypeArg) -> Result<()> {
     if !args.variant.0.contains(&StencilVariant::Temporal) {
@@ -709,6 +729,8 @@ fn run(args: &Args) -> Result<ExitCode> {
     let gpu = Gpu::with_ptx(args.run.device, args.run.ptx)?;
     let seed = args.run.seed.unwrap_or_else(random::fresh_seed);
     let rows = run_all(&gpu, args, file, dtype, seed)?;
+    let card = gpu.info.tuned_card();
+    let launches = streaming_launches(args, card, dtype)?;
     let Grid3 { nx, ny, nz } = grid;
     if args.run.json {
         let rows: Vec<_> = rows
@@ -739,6 +761,11 @@ fn run(args: &Args) -> Result<ExitCode> {
         if let Some(launch) = args.launch {
             report["launch"] = json!(launch.to_string());
         }
+        if !launches.is_empty() {
+            report["tuned_card"] = json!(format!("{card:?}"));
+            let named = launches.iter().map(|(p, l)| (p.name().to_string(), json!(Describe(*l).to_string())));
+            report["launches"] = serde_json::Value::Object(named.collect());
+        }
         if let Some(cluster) = args.cluster {
             report["cluster"] = json!(cluster);
             report["clusters_supported"] = json!(gpu.info.clusters);
@@ -758,8 +785,22 @@ fn run(args: &Args) -> Result<ExitCode> {
             coefficients(args),
             args.run.repeat
         );
-        if let Some(launch) = args.launch {
-            println!("{} streaming kernel launched as `{launch}` (--launch; default: tiles.rs)", args.shape);
+        match args.launch {
+            Some(launch) => {
+                println!(
+                    "{} streaming kernel launched as `{launch}` (--launch; default: tiles.rs)",
+                    args.shape
+                )
+            }
+            None => {
+                for (precision, launch) in &launches {
+                    let launch = Describe(*launch);
+                    println!(
+                        "{} streaming kernel, {precision}: `{launch}` (tiles.rs, tuned on the {card:?})",
+                        args.shape
+                    );
+                }
+            }
         }
         if let Some(cluster) = args.cluster {
             let plain = if gpu.info.clusters { "" } else { " (this GPU has none: launched plainly)" };
@@ -1007,6 +1048,36 @@ mod tests {
             assert!(matches!(err, Error::BadArgument(_)), "{err}");
             assert!(err.to_string().contains("which holds f64"), "{err}");
         }
+    }
+
+    #[test]
+    fn the_printed_launches_are_the_cards_defaults_or_the_given_one() {
+        use gpu_kernels::stencil::tiles::{STAR25_F32, STAR25_F32_H100, STAR25_F64, STAR25_F64_H100};
+        let launches = |extra: &[&str], card, dtype| {
+            let args = parse(extra).unwrap();
+            streaming_launches(&args, card, dtype).unwrap()
+        };
+        let star25 = ["--shape", "star25"];
+        let both = DtypeArg::All;
+        assert_eq!(
+            launches(&star25, TunedCard::H200, both),
+            [(Precision::F32, STAR25_F32), (Precision::F64, STAR25_F64)]
+        );
+        assert_eq!(
+            launches(&star25, TunedCard::H100, both),
+            [(Precision::F32, STAR25_F32_H100), (Precision::F64, STAR25_F64_H100)]
+        );
+        let given = "32x8 v2 r1 a1 p1 z64".parse::<Describe>().unwrap().0;
+        let args = ["--shape", "star25", "--launch", "32x8 v2 r1 a1 p1 z64"];
+        assert_eq!(
+            launches(&args, TunedCard::H100, DtypeArg::One(Precision::F64)),
+            [(Precision::F64, given)]
+        );
+        // None where no high-order streaming kernel runs.
+        assert!(launches(&[], TunedCard::H100, both).is_empty(), "the seven-point star");
+        assert!(
+            launches(&["--shape", "star25", "--variant", "shared-tiled"], TunedCard::H100, both).is_empty()
+        );
     }
 
     #[test]

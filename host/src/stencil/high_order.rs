@@ -6,9 +6,10 @@
 
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::stencil::tiles::{
-    BOX27_F32, BOX27_F64, CLUSTER_SWEEP, HALO_IN_SHARED, HaloRing, IN_WAVES, NO_CLUSTER, RUN_PLANES,
-    SHAPE_SWEEP_BLOCKS, SHAPE_SWEEP_PLANES, STAR13_F32, STAR13_F64, STAR25_F32, STAR25_F64, StreamAxis,
-    StreamingKernel, StreamingShape, star_tiled_in_tile_dim,
+    BOX27_F32, BOX27_F64, BOX27_F64_H100, CLUSTER_SWEEP, HALO_IN_SHARED, HaloRing, IN_WAVES, NO_CLUSTER,
+    RUN_PLANES, SHAPE_SWEEP_BLOCKS, SHAPE_SWEEP_PLANES, STAR13_F32, STAR13_F64, STAR25_F32, STAR25_F32_H100,
+    STAR25_F64, STAR25_F64_H100, StreamAxis, StreamingKernel, StreamingShape, TunedCard,
+    star_tiled_in_tile_dim,
 };
 use gpu_kernels::stencil::{
     BOX_KERNELS_F32, BOX_KERNELS_F64, Grid3, STAR_KERNELS_F32, STAR_KERNELS_F64, STAR_ROWS_KERNELS_F32,
@@ -77,30 +78,35 @@ pub fn halo_ring(order: usize, launch: StreamingShape) -> Option<HaloRing> {
     })
 }
 
-/// The launch shape of `shape` (a high-order star or the box) in `precision` from `tiles`.
-pub fn default_launch(shape: StencilShape, precision: Precision) -> Result<StreamingShape> {
+/// The launch shape of `shape` (a high-order star or the box) in `precision` from `tiles`, from
+/// the table of `card` (the GPU's: [`GpuInfo::tuned_card`](crate::GpuInfo::tuned_card)).
+pub fn default_launch(shape: StencilShape, precision: Precision, card: TunedCard) -> Result<StreamingShape> {
     use Precision::{F32, F64};
-    Ok(match (shape, precision) {
-        (StencilShape::Star7, F32 | F64) => {
+    use TunedCard::{H100, H200};
+    Ok(match (shape, precision, card) {
+        (StencilShape::Star7, F32 | F64, _) => {
             return Err(Error::BadArgument("the seven-point star launches as the streaming variant".into()));
         }
-        (StencilShape::Star13, F32) => STAR13_F32,
-        (StencilShape::Star13, F64) => STAR13_F64,
-        (StencilShape::Star25, F32) => STAR25_F32,
-        (StencilShape::Star25, F64) => STAR25_F64,
-        (StencilShape::Box27, F32) => BOX27_F32,
-        (StencilShape::Box27, F64) => BOX27_F64,
+        (StencilShape::Star13, F32, _) => STAR13_F32,
+        (StencilShape::Star13, F64, _) => STAR13_F64,
+        (StencilShape::Star25, F32, H200) => STAR25_F32,
+        (StencilShape::Star25, F32, H100) => STAR25_F32_H100,
+        (StencilShape::Star25, F64, H200) => STAR25_F64,
+        (StencilShape::Star25, F64, H100) => STAR25_F64_H100,
+        (StencilShape::Box27, F32, _) => BOX27_F32,
+        (StencilShape::Box27, F64, H200) => BOX27_F64,
+        (StencilShape::Box27, F64, H100) => BOX27_F64_H100,
     })
 }
 
-/// The benchmarks' sweep of `shape` in `precision`: the default, then every built kernel in every
+/// The benchmarks' sweep of `shape` in `precision` on `card`: the default, then every built kernel in every
 /// block of [`SHAPE_SWEEP_BLOCKS`] (a shared-halo kernel in the blocks it is built for), in runs
 /// of [`RUN_PLANES`] and in one wave ([`IN_WAVES`]: where the GPU holds a block for every tile),
 /// then the default kernel in every such block with the planes per block of [`SHAPE_SWEEP_PLANES`],
 /// each launched plainly, then the default in each thread-block cluster size of [`CLUSTER_SWEEP`]
 /// and plainly ([`NO_CLUSTER`]), but for its own.
-pub fn sweep(shape: StencilShape, precision: Precision) -> Result<Vec<StreamingShape>> {
-    let default = default_launch(shape, precision)?;
+pub fn sweep(shape: StencilShape, precision: Precision, card: TunedCard) -> Result<Vec<StreamingShape>> {
+    let default = default_launch(shape, precision, card)?;
     let plain = default.with_cluster(NO_CLUSTER);
     let launch = |vector, rows, ahead, block, planes| StreamingShape {
         kernel: StreamingKernel { vector, rows, ahead, ..plain.kernel },
@@ -143,7 +149,8 @@ pub fn entry_point(shape: StencilShape, launch: StreamingShape, precision: Preci
     if launch.axis != StreamAxis::Z {
         return Err(Error::BadArgument(format!("the {shape} kernels walk along z, not along y")));
     }
-    let built_prefetch = default_launch(shape, precision)?.kernel.prefetch;
+    // Every card's table takes the kernels' one prefetch distance.
+    let built_prefetch = default_launch(shape, precision, TunedCard::H200)?.kernel.prefetch;
     if prefetch != built_prefetch {
         return Err(Error::BadArgument(format!(
             "the {shape} kernels prefetch {built_prefetch} plane(s) into L2, not {prefetch}: give p{built_prefetch}"
@@ -305,7 +312,10 @@ pub fn run_shape_variant<T: Element>(
         }
         StencilShape::Star13 if tiled => problem.run_star_tiled(star_coeffs::<T, 2>(coeffs), steps),
         StencilShape::Star25 if tiled => problem.run_star_tiled(star_coeffs::<T, 4>(coeffs), steps),
-        _ => run_shape_with(problem, shape, coeffs, default_launch(shape, T::PRECISION)?, steps),
+        _ => {
+            let launch = default_launch(shape, T::PRECISION, problem.gpu().info.tuned_card())?;
+            run_shape_with(problem, shape, coeffs, launch, steps)
+        }
     }
 }
 
@@ -381,7 +391,33 @@ mod tests {
         assert_eq!(star_shape(2).unwrap(), StencilShape::Star13);
         assert_eq!(star_shape(4).unwrap(), StencilShape::Star25);
         assert!(star_shape(1).is_err());
-        assert!(default_launch(StencilShape::Star7, Precision::F32).is_err());
+        for card in TunedCard::ALL {
+            assert!(default_launch(StencilShape::Star7, Precision::F32, card).is_err());
+        }
+        // The H100's table differs from the H200's in the star25 and the box in `f64` alone, and
+        // only in how the launch is split along z (and, in the star25 `f64`, its rows a thread).
+        let differs = |shape, precision| {
+            default_launch(shape, precision, TunedCard::H200).unwrap()
+                != default_launch(shape, precision, TunedCard::H100).unwrap()
+        };
+        for shape in [StencilShape::Star13, StencilShape::Star25, StencilShape::Box27] {
+            for precision in Precision::ALL {
+                let expected = matches!(
+                    (shape, precision),
+                    (StencilShape::Star25, _) | (StencilShape::Box27, Precision::F64)
+                );
+                assert_eq!(differs(shape, precision), expected, "{shape} {precision}");
+            }
+        }
+        assert_eq!(STAR25_F32_H100.planes, RUN_PLANES);
+        assert_eq!(BOX27_F64_H100, StreamingShape { planes: RUN_PLANES, ..BOX27_F64 });
+        assert_eq!(
+            entry_point(StencilShape::Star25, STAR25_F64_H100, Precision::F64).unwrap(),
+            "stencil_star4_v2_a1_f64"
+        );
+        assert_eq!(TunedCard::of("NVIDIA H100 80GB HBM3"), TunedCard::H100);
+        assert_eq!(TunedCard::of("NVIDIA H200"), TunedCard::H200);
+        assert_eq!(TunedCard::of("NVIDIA A100-SXM4-80GB"), TunedCard::H200, "no table of its own");
         let (entry, launch) =
             shape_launch(StencilShape::Star25, STAR25_F64, cube, Precision::F64, 132).unwrap();
         assert_eq!(entry, "stencil_star4_v2_r2_a1_f64");
@@ -447,10 +483,13 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("8 points per row and 2 rows per thread"), "{err}");
-        for shape in [StencilShape::Star13, StencilShape::Star25, StencilShape::Box27] {
+        for (shape, card) in [StencilShape::Star13, StencilShape::Star25, StencilShape::Box27]
+            .into_iter()
+            .flat_map(|shape| TunedCard::ALL.map(|card| (shape, card)))
+        {
             for precision in Precision::ALL {
-                let sweep = sweep(shape, precision).unwrap();
-                assert_eq!(sweep[0], default_launch(shape, precision).unwrap());
+                let sweep = sweep(shape, precision, card).unwrap();
+                assert_eq!(sweep[0], default_launch(shape, precision, card).unwrap());
                 // Each kernel with its halo in global memory in every block, in runs and in one
                 // wave; each shared-halo one in its own block; the default's planes in every block;
                 // all plain; then the default in each other cluster size and plainly.

@@ -441,11 +441,13 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// `coeffs` (the problem's seven-point coefficients are not used), on the streaming design
     /// (`gpu_kernels::stencil::stencil_star_streaming`); GPU time in milliseconds. Points within
     /// `R` of a face keep their input. Grids thinner than `2R + 1` are refused with `BadShape`.
+    /// The launch is this GPU's table's (`tiles.rs`, [`GpuInfo::tuned_card`](crate::GpuInfo::tuned_card)).
     pub fn run_star<const R: usize>(&mut self, coeffs: StarCoeffs<T, R>, steps: usize) -> Result<f64>
     where
         StarCoeffs<T, R>: KernelParam,
     {
-        let launch = super::high_order::default_launch(super::high_order::star_shape(R)?, T::PRECISION)?;
+        let shape = super::high_order::star_shape(R)?;
+        let launch = super::high_order::default_launch(shape, T::PRECISION, self.gpu.info.tuned_card())?;
         self.run_star_with(coeffs, launch, steps)
     }
 
@@ -508,11 +510,13 @@ impl<'g, T: Element> StencilProblem<'g, T> {
 
     /// `steps` time steps of the 27-point box stencil with `coeffs` (by distance class), on the
     /// streaming design (`gpu_kernels::stencil::stencil_box_streaming`); GPU time in
-    /// milliseconds. Boundary points keep their input.
+    /// milliseconds. Boundary points keep their input. The launch is this GPU's table's, as
+    /// [`run_star`](Self::run_star)'s.
     pub fn run_box(&mut self, coeffs: BoxCoeffs<T>, steps: usize) -> Result<f64> {
+        let card = self.gpu.info.tuned_card();
         self.run_box_with(
             coeffs,
-            super::high_order::default_launch(StencilShape::Box27, T::PRECISION)?,
+            super::high_order::default_launch(StencilShape::Box27, T::PRECISION, card)?,
             steps,
         )
     }
