@@ -143,7 +143,8 @@ fn streaming_sweep<T: Element>(c: &mut Criterion, gpu: &Gpu) {
     let mut group = one_step_group(c, "stencil_streaming", SWEEP_GRID, &mut problem);
     for &shape in streaming::sweep(T::PRECISION) {
         let steps = |iters: u64| iters.max(1) as usize;
-        let default = if shape == streaming::default_shape(T::PRECISION) { " (default)" } else { "" };
+        let default = streaming::default_shape_on(T::PRECISION, gpu.info.tuned_card());
+        let default = if shape == default { " (default)" } else { "" };
         group.bench_function(format!("rust/{}{default}", streaming::Describe(shape)), |b| {
             b.iter_custom(|iters| from_ms(or_exit(problem.run_streaming(shape, steps(iters)))))
         });

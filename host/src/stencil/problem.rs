@@ -113,11 +113,13 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         }
     }
 
-    /// The streaming kernel's default shape for this grid: its block narrowed to the rows
+    /// The streaming kernel's default shape for this grid on this GPU's table
+    /// ([`GpuInfo::tuned_card`](crate::GpuInfo::tuned_card)): its block narrowed to the rows
     /// ([`streaming::narrow`]), its planes per block filling the GPU ([`streaming::fill`]).
     fn streaming_default(&self) -> StreamingShape {
         let sms = self.gpu.info.multiprocessors.max(1) as u32;
-        let shape = streaming::narrow(streaming::default_shape(T::PRECISION), self.grid, T::PRECISION);
+        let default = streaming::default_shape_on(T::PRECISION, self.gpu.info.tuned_card());
+        let shape = streaming::narrow(default, self.grid, T::PRECISION);
         streaming::fill(shape, self.grid, sms)
     }
 
@@ -125,7 +127,8 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// along z, or, where its blocks do not fit on the GPU at once and those of the shape along y
     /// ([`streaming::along_y_shape`]) do, that one: a walk in one wave is the fastest there is,
     /// and along z such a grid is walked in runs (on an H200, `f64` 256×512×1024: 92.3 % of the
-    /// copy along y against 90.4 % along z; docs/stencil-h200.md).
+    /// copy along y against 90.4 % along z; docs/stencil-h200.md). A table without a walk along y
+    /// (the H100's, whose default walks runs) keeps the shape along z.
     fn default_streaming_launch(&self) -> Result<StepLaunch> {
         Ok(self.default_streaming()?.1)
     }
@@ -143,7 +146,10 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         if one_wave {
             return Ok((along_z, launch_z));
         }
-        let along_y = streaming::narrow(streaming::along_y_shape(T::PRECISION), self.grid, T::PRECISION);
+        let Some(along_y) = streaming::along_y_shape_on(T::PRECISION, self.gpu.info.tuned_card()) else {
+            return Ok((along_z, launch_z));
+        };
+        let along_y = streaming::narrow(along_y, self.grid, T::PRECISION);
         match self.streaming_launch_waves(along_y, 0..self.grid.nz)? {
             (launch_y, true) => Ok((along_y, launch_y)),
             _ => Ok((along_z, launch_z)),

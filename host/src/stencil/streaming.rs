@@ -10,8 +10,9 @@ use cudarc::driver::LaunchConfig;
 use gpu_kernels::device::warp::LANES;
 use gpu_kernels::stencil::tiles::{
     IN_WAVES, KEPT_L2_PERCENT_F32, KEPT_L2_PERCENT_F64, MAX_CLUSTER, NO_CLUSTER, RUN_PLANES,
-    STREAMING_ALONG_Y_F32, STREAMING_ALONG_Y_F64, STREAMING_F32, STREAMING_F64, STREAMING_MIN_BLOCKS_PER_SM,
-    STREAMING_SWEEP_F32, STREAMING_SWEEP_F64, StreamAxis, StreamingKernel, StreamingShape,
+    STREAMING_ALONG_Y_F32, STREAMING_ALONG_Y_F64, STREAMING_F32, STREAMING_F32_H100, STREAMING_F64,
+    STREAMING_F64_H100, STREAMING_MIN_BLOCKS_PER_SM, STREAMING_SWEEP_F32, STREAMING_SWEEP_F64, StreamAxis,
+    StreamingKernel, StreamingShape, TunedCard,
 };
 use gpu_kernels::stencil::{Grid3, STREAMING_KERNELS_F32, STREAMING_KERNELS_F64, Window};
 
@@ -19,15 +20,32 @@ use super::variant::MAX_GRID_YZ;
 use crate::gpu::MAX_BLOCK_THREADS;
 use crate::{Error, Precision, Result};
 
-/// The default shape for elements of type `precision`.
+/// The default shape for elements of type `precision` (the H200's table, the sweep's first; every
+/// card's default has its kernel: [`default_shape_on`]).
 pub fn default_shape(precision: Precision) -> StreamingShape {
     precision.pick(STREAMING_F32, STREAMING_F64)
+}
+
+/// The default shape for elements of type `precision` from `card`'s table (`tiles.rs`): the
+/// H100's walks runs of [`SHORT_RUN_PLANES`](gpu_kernels::stencil::tiles::SHORT_RUN_PLANES) where
+/// the H200's walks one wave.
+pub fn default_shape_on(precision: Precision, card: TunedCard) -> StreamingShape {
+    match card {
+        TunedCard::H200 => default_shape(precision),
+        TunedCard::H100 => precision.pick(STREAMING_F32_H100, STREAMING_F64_H100),
+    }
 }
 
 /// The shape along y for elements of type `precision`, for grids whose x–y plane does not fit
 /// in one wave of the default.
 pub fn along_y_shape(precision: Precision) -> StreamingShape {
     precision.pick(STREAMING_ALONG_Y_F32, STREAMING_ALONG_Y_F64)
+}
+
+/// [`along_y_shape`] where `card`'s table walks along y: none on the H100, whose runs along z
+/// beat one wave along y.
+pub fn along_y_shape_on(precision: Precision, card: TunedCard) -> Option<StreamingShape> {
+    (card == TunedCard::H200).then(|| along_y_shape(precision))
 }
 
 /// The benchmarks' sweep of shapes for `precision`, the default first.
@@ -409,6 +427,22 @@ mod tests {
     /// A shape walking along z, launched plainly.
     fn along_z(kernel: StreamingKernel, block: [u32; 2], planes: u32) -> StreamingShape {
         StreamingShape { kernel, block, planes, axis: StreamAxis::Z, cluster: NO_CLUSTER }
+    }
+
+    #[test]
+    fn each_cards_default_is_in_the_sweep_with_the_one_kernel() {
+        for precision in Precision::ALL {
+            for card in TunedCard::ALL {
+                let default = default_shape_on(precision, card);
+                assert!(sweep(precision).contains(&default), "{card:?} {precision}");
+                assert_eq!(default.kernel, default_shape(precision).kernel, "the kernel is every card's");
+            }
+            assert_eq!(default_shape_on(precision, TunedCard::H200), default_shape(precision));
+            let short = gpu_kernels::stencil::tiles::SHORT_RUN_PLANES;
+            assert_eq!(default_shape_on(precision, TunedCard::H100).planes, short);
+            assert_eq!(along_y_shape_on(precision, TunedCard::H200), Some(along_y_shape(precision)));
+            assert_eq!(along_y_shape_on(precision, TunedCard::H100), None);
+        }
     }
 
     #[test]
