@@ -331,16 +331,18 @@ impl TunedCard {
 }
 
 /// [`STAR25_F32`] on an H100: the same kernel and blocks in runs of [`RUN_PLANES`] planes. One
-/// step at 512³ (`stencil --launch`, H100 80GB HBM3, 2026-12-06, median of 30): 0.4232 ms, 85.8 %
-/// of the same run's copy, against 0.5704 (63.3 %) in one wave; 200 steps 86.1 % against 65.4 %;
-/// runs of 64 planes 82.2 % (an earlier call: runs of 32 85.0 %, of 64 81 %, of 128 and 256 75 %,
-/// one wave 63 %).
+/// step at 512³ (`stencil --launch`, H100 80GB HBM3, 2026-12-06, two rounds, median of 30):
+/// 0.4232–0.4236 ms, 85.8–86.1 % of the same run's copy, against 0.5683–0.5704 (63.3–63.8 %) in
+/// one wave; 200 steps 85.7–86.1 % against 65.4–65.5 %; runs of 64 planes 82.2 % (an earlier
+/// call: runs of 32 85.0 %, of 64 81 %, of 128 and 256 75 %, one wave 63 %). The sweep
+/// (`stencil_shapes_sweep`, sustained) has it within 0.6 % of its best, 32×8 threads in runs of 32.
 pub const STAR25_F32_H100: StreamingShape = StreamingShape { planes: RUN_PLANES, ..STAR25_F32 };
 
 /// [`STAR25_F64`] on an H100: one row of 2 points a thread, halo a plane ahead, 32×4 threads, runs
 /// of [`RUN_PLANES`] planes (the H200's default before 2026-12-06). One step at 512³, three calls
 /// each alternating three rounds: 4.9–5.2 % less time than two rows (0.8977–0.8981 ms, 79.4–79.8 %
-/// of the copy, against 0.9438–0.9441 in the last); 200 steps 3.2–3.8 % less.
+/// of the copy, against 0.9438–0.9441 in the last); 200 steps 3.2–3.8 % less; in the sweep
+/// (sustained) 939.2 µs against 965.1–970.2 for two rows, within 0.4 % of its best (32×8).
 pub const STAR25_F64_H100: StreamingShape = shape([32, 4], 2, 1, 1, 1, RUN_PLANES);
 
 /// [`BOX27_F64`] on an H100: the same kernel and blocks in runs of [`RUN_PLANES`] planes. One step
