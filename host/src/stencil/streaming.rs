@@ -120,7 +120,10 @@ pub fn entry_point(shape: StreamingShape, precision: Precision) -> Result<String
 
 /// `shape` with fewer planes per block (halved, down to one) while the grid gives fewer than
 /// [`STREAMING_MIN_BLOCKS_PER_SM`] blocks per SM: on small grids the default's long runs along z
-/// would leave most SMs idle. Shapes launched [`IN_WAVES`] fill the GPU by themselves.
+/// would leave most SMs idle. On grids so long along the walk that its runs would outnumber
+/// CUDA's limit of blocks along z ([`MAX_GRID_YZ`]), more planes per block instead, as few as keep
+/// within it (runs of 8 planes reach it at 524,281 planes). Shapes launched [`IN_WAVES`] fill the
+/// GPU by themselves.
 pub fn fill(shape: StreamingShape, grid: Grid3, multiprocessors: u32) -> StreamingShape {
     if shape.planes == IN_WAVES {
         return shape;
@@ -133,7 +136,7 @@ pub fn fill(shape: StreamingShape, grid: Grid3, multiprocessors: u32) -> Streami
     {
         planes /= 2;
     }
-    StreamingShape { planes, ..shape }
+    StreamingShape { planes: planes.max(walk.div_ceil(MAX_GRID_YZ)), ..shape }
 }
 
 /// How the blocks of `shape` lie on the planes `z` of `grid`.
@@ -523,6 +526,13 @@ mod tests {
         assert_eq!((planes(512), planes(256), planes(128), planes(3)), (32, 16, 2, 1));
         // A shape launched in waves fills the GPU by itself.
         assert_eq!(fill(STREAMING_F32, Grid3 { nx: 128, ny: 128, nz: 128 }, 132), STREAMING_F32);
+        // Runs stretched to keep within CUDA's blocks along z: the H100's runs of 8 planes on a
+        // column of a million planes take 16 (62,500 runs), and launch.
+        let tall = Grid3 { nx: 512, ny: 4, nz: 1_000_000 };
+        let stretched = fill(STREAMING_F32_H100, tall, 132);
+        assert_eq!(stretched.planes, 16);
+        assert_eq!(launch(stretched, tall, 0..tall.nz, 264).unwrap().config.grid_dim.2, 62_500);
+        assert!(launch(STREAMING_F32_H100, tall, 0..tall.nz, 264).is_err(), "unstretched: 125,000 runs");
     }
 
     #[test]
