@@ -85,7 +85,8 @@ struct Args {
     /// Share of L2 (percent, 0 to 100) that each step of the streaming kernel keeps for the next
     /// when --steps is more than 1: the next step walks back through it, reading it from L2
     /// instead of DRAM (0: every step walks forward). Default: 25 in f64, 0 in f32, chosen by
-    /// measurement (tiles::KEPT_L2_PERCENT_F64).
+    /// measurement (tiles::KEPT_L2_PERCENT_F64). Only a launch in one wave keeps planes: the
+    /// H100's table walks runs of planes, which keep none.
     #[arg(long, value_name = "PERCENT", value_parser = clap::value_parser!(u32).range(0..=100))]
     kept_l2: Option<u32>,
     /// Launch the streaming kernels (every --shape) in thread-block clusters of N blocks (1: none,
@@ -102,8 +103,9 @@ struct Args {
     /// it, 1 a plane ahead, 2 in shared memory), planes prefetched into L2 (p), planes per block
     /// (zN, or `waves`: one wave), then optionally cN for clusters of N blocks. Default: the
     /// shape's own from the GPU's table (tiles.rs: an H100 takes its own where its best launch
-    /// was measured to differ, every other GPU the H200's), printed before the results. Needs one --dtype (f32 and f64 are built with different kernels);
-    /// a kernel that is not built is refused, naming what was asked.
+    /// was measured to differ, every other GPU the H200's), printed before the results. Needs
+    /// one --dtype (f32 and f64 are built with different kernels); a kernel that is not built is
+    /// refused, naming what was asked.
     #[arg(long, value_name = "LAUNCH", conflicts_with = "gpus", value_parser = parse_launch)]
     launch: Option<Describe>,
     #[command(flatten)]
