@@ -10,6 +10,14 @@
 //! that uses it (fewer registers, so more warps per SM hide it). No barriers, no shared memory;
 //! 16-byte row loads; every read is clamped into the grid, so no load sits behind a branch.
 //!
+//! A plane ahead in the source is not a plane ahead in the SASS. ptxas 13 (sm_90, star25 `f64`,
+//! 128 registers) issues the next plane's halo loads after the plane's arithmetic, into the
+//! registers it frees, and the queue's shift moves the entering patch about 50 instructions after
+//! its load: on an H100, 52 % of the warps' stall samples sit on that move and 16 % on the next
+//! plane's first multiply. Loops without the move (a ring of nine planes; the entering plane
+//! loaded a plane earlier) took 163–186 registers and lost more to the fewer warps (74 and 62 %
+//! of the copy against 79 %; docs/stencil-h200.md, 2026-12-06 09:57).
+//!
 //! In the Hopper build, `f64` runs keep the `2R` planes they share with the next run along z
 //! (their last `R` and the `R` past them) in L2 until that run reads them, and their output leaves
 //! L2 first (`device::l2`, as in `streaming.rs`). On an H200 at 512³ this took the star25 in `f64`

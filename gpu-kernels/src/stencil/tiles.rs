@@ -49,8 +49,9 @@ pub struct StreamingKernel {
 /// `star_rows_streaming.rs`) keep as a ring of registers; longer queues shift. The ring saves the
 /// queue's register moves, but its `QUEUE` copies of the body cost registers: for order 4 (nine
 /// planes) ptxas held 168 per thread against 108 (`f32`, 4 points a thread) for one copy of the
-/// body that shifts the queue, which ran 4 % faster (H200, 512³). So order 2 (five planes) rings
-/// and order 4 shifts.
+/// body that shifts the queue, which ran 4 % faster (H200, 512³); in `f64` (2 points a thread) a
+/// ring of nine took 186 registers against 128 and 27 % longer (H100, 2026-12-06). So order 2
+/// (five planes) rings and order 4 shifts.
 pub const RING_QUEUE: usize = 5;
 
 /// The axis a streaming kernel walks; its blocks tile the grid across it.
