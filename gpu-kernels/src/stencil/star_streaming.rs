@@ -16,7 +16,8 @@
 //! its load: on an H100, 52 % of the warps' stall samples sit on that move and 16 % on the next
 //! plane's first multiply. Loops without the move (a ring of nine planes; the entering plane
 //! loaded a plane earlier) took 163–186 registers and lost more to the fewer warps (74 and 62 %
-//! of the copy against 79 %; docs/stencil-h200.md, 2026-12-06 09:57).
+//! of the copy against 79 %); held to 128 by `.maxnreg`, the staged loop issued 18 % more
+//! instructions and ran at 71.5 % (docs/stencil-h200.md, 2026-12-06 09:57).
 //!
 //! In the Hopper build, `f64` runs keep the `2R` planes they share with the next run along z
 //! (their last `R` and the `R` past them) in L2 until that run reads them, and their output leaves
