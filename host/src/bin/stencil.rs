@@ -521,7 +521,7 @@ fn run_dtype<T: Element + WritableElement>(gpu: &Gpu, args: &Args, input: Array3
         .transpose()?;
     // The streaming launch of a high-order shape (the seven-point star's is the problem's, below).
     let card = gpu.info.tuned_card();
-    let launch = streaming_launches(args, card, DtypeArg::One(T::PRECISION))?.first().map(|&(_, l)| l);
+    let launch = streaming_launch(args, card, T::PRECISION)?;
     let mut rows = Vec::new();
     for &variant in &variants(args)? {
         let fuse = args.fuse.map(|k| k as usize);
@@ -687,23 +687,17 @@ fn check_launch(args: &Args, dtype: DtypeArg) -> Result<()> {
     high_order::entry_point(shape, launch, precision).map(drop)
 }
 
-/// The launch of the high-order shape's streaming kernel in each element type of this run:
-/// `--launch`, or the default of `card`'s table (`tiles.rs`; the GPU's is
-/// [`host::GpuInfo::tuned_card`]); none for the seven-point star or a run without the streaming
-/// variant.
-fn streaming_launches(
-    args: &Args,
-    card: TunedCard,
-    dtype: DtypeArg,
-) -> Result<Vec<(Precision, StreamingShape)>> {
+/// The launch of the high-order shape's streaming kernel in `precision`: `--launch`, or the
+/// default of `card`'s table (`tiles.rs`; the GPU's is [`host::GpuInfo::tuned_card`]); none for
+/// the seven-point star or a run without the streaming variant.
+fn streaming_launch(args: &Args, card: TunedCard, precision: Precision) -> Result<Option<StreamingShape>> {
     if args.shape == StencilShape::Star7 || !variants(args)?.contains(&StencilVariant::Streaming) {
-        return Ok(Vec::new());
+        return Ok(None);
     }
-    let launch = |precision| match args.launch {
-        Some(Describe(launch)) => Ok(launch),
-        None => high_order::default_launch(args.shape, precision, card),
-    };
-    dtype.precisions().iter().map(|&precision| Ok((precision, launch(precision)?))).collect()
+    match args.launch {
+        Some(Describe(launch)) => Ok(Some(launch)),
+        None => high_order::default_launch(args.shape, precision, card).map(Some),
+    }
 }
 
 /// Refuses a `--fuse` depth that no temporal kernel is built with, before anything runs.
@@ -1070,9 +1064,11 @@ mod tests {
     #[test]
     fn the_printed_launches_are_the_cards_defaults_or_the_given_one() {
         use gpu_kernels::stencil::tiles::{STAR25_F32, STAR25_F32_H100, STAR25_F64, STAR25_F64_H100};
-        let launches = |extra: &[&str], card, dtype| {
+        // Each element type's launch, as `run_dtype` takes it.
+        let launches = |extra: &[&str], card, dtype: DtypeArg| -> Vec<(Precision, StreamingShape)> {
             let args = parse(extra).unwrap();
-            streaming_launches(&args, card, dtype).unwrap()
+            let launch = |&p: &Precision| Some((p, streaming_launch(&args, card, p).unwrap()?));
+            dtype.precisions().iter().filter_map(launch).collect()
         };
         let star25 = ["--shape", "star25"];
         let both = DtypeArg::All;
