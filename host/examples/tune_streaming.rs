@@ -164,7 +164,7 @@ fn tune<T: Element>(gpu: &Gpu, args: &Args) -> Result<bool> {
         }
     }
     timed.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let default = streaming::fit(problem.default_streaming_shape()?, args.grid, T::PRECISION);
+    let default = problem.default_streaming_shape()?;
     let reference = reference_steps(input.view(), coeffs, 1);
     let mut table = Table::new(vec![
         "rank",

@@ -557,3 +557,31 @@ fn every_shape_kernel_matches_the_reference_f32() {
 fn every_shape_kernel_matches_the_reference_f64() {
     every_shape_kernel::<f64>();
 }
+
+#[test]
+#[ignore = "needs a CUDA GPU"]
+fn the_planned_shapes_are_the_tables_fitted_to_the_grid_and_clustered() {
+    use host::stencil::{StencilShape, high_order, streaming};
+    let gpu = gpu();
+    let card = gpu.info.tuned_card();
+    // 70 points a row: no 4-point patch divides it, 2 does.
+    let input = random::random_grid::<f32>((34, 66, 70), 7).unwrap();
+    let mut problem = stencil::StencilProblem::new(&gpu, input.view(), stencil::laplacian()).unwrap();
+    let table = high_order::default_launch(StencilShape::Star25, f32::PRECISION, card).unwrap();
+    assert_eq!(table.kernel.vector, 4);
+    let planned = problem.planned_shape(StencilShape::Star25, table).unwrap();
+    assert_eq!(planned.kernel.vector, 2, "{planned:?}");
+    assert_eq!((planned.block, planned.kernel.rows), (table.block, table.kernel.rows));
+    let seven = problem.default_streaming_shape().unwrap();
+    assert_eq!(seven.kernel.vector, 2, "{seven:?}");
+    assert_eq!(seven.kernel, streaming::fit(seven, problem.grid(), f32::PRECISION).kernel);
+    // A cluster set on the problem is the cluster they launch in, where the GPU has clusters.
+    problem.set_cluster(Some(2)).unwrap();
+    let expected = if gpu.info.clusters { 2 } else { 1 };
+    assert_eq!(problem.planned_shape(StencilShape::Star25, table).unwrap().cluster, expected);
+    assert_eq!(problem.default_streaming_shape().unwrap().cluster, expected);
+    // Too thin for the star25 (9 planes at least): refused as its run is.
+    let thin = random::random_grid::<f32>((8, 66, 70), 7).unwrap();
+    let problem = stencil::StencilProblem::new(&gpu, thin.view(), stencil::laplacian()).unwrap();
+    assert!(problem.planned_shape(StencilShape::Star25, table).is_err());
+}

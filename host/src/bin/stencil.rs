@@ -519,7 +519,8 @@ fn run_dtype<T: Element + WritableElement>(gpu: &Gpu, args: &Args, input: Array3
             })
         })
         .transpose()?;
-    // The streaming launch of a high-order shape (the seven-point star's is the problem's, below).
+    // The streaming launch of a high-order shape, as given or from the table (each row records the
+    // shape its kernel ran: the problem's plan of this one, or the seven-point star's default).
     let card = gpu.info.tuned_card();
     let launch = streaming_launch(args, card, T::PRECISION)?;
     let mut rows = Vec::new();
@@ -559,7 +560,7 @@ fn run_dtype<T: Element + WritableElement>(gpu: &Gpu, args: &Args, input: Array3
                 StencilVariant::Streaming if shape == StencilShape::Star7 => {
                     Some(problem.default_streaming_shape()?)
                 }
-                StencilVariant::Streaming => launch,
+                StencilVariant::Streaming => launch.map(|l| problem.planned_shape(shape, l)).transpose()?,
                 _ => None,
             },
         });
@@ -807,7 +808,7 @@ fn run(args: &Args) -> Result<ExitCode> {
                 for (precision, launch) in &launches {
                     let launch = Describe(*launch);
                     println!(
-                        "{} streaming kernel, {precision}: `{launch}` (tiles.rs, tuned on the {card:?})",
+                        "{} streaming kernel, {precision}: `{launch}` (tiles.rs, tuned on the {card:?}; fitted to the grid)",
                         args.shape
                     );
                 }

@@ -134,9 +134,15 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     }
 
     /// The shape [`run`](Self::run) launches the streaming kernel with on this grid (see
-    /// `default_streaming_launch`).
+    /// `default_streaming_launch`), fitted and clustered as it launches.
     pub fn default_streaming_shape(&self) -> Result<StreamingShape> {
-        Ok(self.default_streaming()?.0)
+        self.planned_streaming_shape(self.default_streaming()?.0)
+    }
+
+    /// `shape` as the streaming kernel launches it on this grid: its vector fitted to the rows
+    /// ([`streaming::fit`]), in this problem's clusters.
+    fn planned_streaming_shape(&self, shape: StreamingShape) -> Result<StreamingShape> {
+        self.clustered(streaming::fit(shape, self.grid, T::PRECISION))
     }
 
     /// The shape `default_streaming_launch` picks, and its launch, each built once.
@@ -237,7 +243,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
     /// As [`streaming_launch`](Self::streaming_launch), and whether the GPU holds all its blocks
     /// at once.
     fn streaming_launch_waves(&self, shape: StreamingShape, z: Range<u32>) -> Result<(StepLaunch, bool)> {
-        let shape = self.clustered(streaming::fit(shape, self.grid, T::PRECISION))?;
+        let shape = self.planned_streaming_shape(shape)?;
         streaming::check(shape, self.grid)?;
         let function = self.gpu.function(&streaming::entry_point(shape, T::PRECISION)?)?;
         let most = function
@@ -473,6 +479,27 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         self.run_launches_with(&[launch], coeffs)
     }
 
+    /// The shape [`run_star_with`](Self::run_star_with) and [`run_box_with`](Self::run_box_with)
+    /// launch `launch` of `shape` with on this grid: in this problem's clusters
+    /// ([`set_cluster`](Self::set_cluster)), its vector fitted to the rows and its planes to the
+    /// GPU ([`high_order::shape_launch`](super::high_order::shape_launch)).
+    pub fn planned_shape(&self, shape: StencilShape, launch: StreamingShape) -> Result<StreamingShape> {
+        Ok(self.planned_shape_launch(shape, launch)?.1)
+    }
+
+    /// [`planned_shape`](Self::planned_shape) and its entry point, the grid checked against the
+    /// shape's thickness.
+    fn planned_shape_launch(
+        &self,
+        shape: StencilShape,
+        launch: StreamingShape,
+    ) -> Result<(String, StreamingShape)> {
+        shape.check_grid(self.grid)?;
+        let sms = self.gpu.info.multiprocessors.max(1) as u32;
+        let launch = self.clustered(launch)?;
+        super::high_order::shape_launch(shape, launch, self.grid, T::PRECISION, sms)
+    }
+
     /// The function, launch configuration, label and `steps` of `launch` for `shape` on this
     /// grid, the grid checked against the shape's thickness.
     fn shape_launch(
@@ -481,10 +508,7 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         launch: StreamingShape,
         steps: usize,
     ) -> Result<(StepLaunch, usize)> {
-        shape.check_grid(self.grid)?;
-        let sms = self.gpu.info.multiprocessors.max(1) as u32;
-        let launch = self.clustered(launch)?;
-        let (entry, launch) = super::high_order::shape_launch(shape, launch, self.grid, T::PRECISION, sms)?;
+        let (entry, launch) = self.planned_shape_launch(shape, launch)?;
         let function = self.gpu.function(&entry)?;
         let [bx, by] = launch.block;
         let cluster = streaming::cluster_size(launch, self.grid, 0..self.grid.nz);
