@@ -217,7 +217,7 @@ fn shapes<T: Element>(c: &mut Criterion, gpu: &Gpu, grid: (usize, usize, usize))
 fn shapes_sweep<T: Element>(c: &mut Criterion, gpu: &Gpu) {
     let mut problem = problem::<T>(gpu, SWEEP_GRID);
     let mut group = one_step_group(c, "stencil_shapes_sweep", SWEEP_GRID, &mut problem);
-    for shape in [StencilShape::Star13, StencilShape::Star25, StencilShape::Box27] {
+    for shape in StencilShape::HIGH_ORDER {
         let coeffs = bounded(shape);
         let sweep = high_order::sweep(shape, T::PRECISION, gpu.info.tuned_card());
         for (i, launch) in or_exit(sweep).into_iter().enumerate() {

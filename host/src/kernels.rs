@@ -3,8 +3,7 @@
 
 use crate::element::Precision;
 use crate::merge::{MergeVariant, VALUE_BYTES, by_key, path};
-use crate::stencil::{StencilShape, StencilVariant, high_order, streaming, temporal};
-use gpu_kernels::stencil::tiles::TunedCard;
+use crate::stencil::{StencilVariant, high_order, streaming, temporal};
 
 /// `(entry point, dynamic shared-memory bytes per block)` for every launched kernel: the
 /// book's stencils at every tile edge of their sweep, every streaming stencil kernel (no
@@ -31,8 +30,7 @@ pub fn entry_points() -> Vec<(String, usize)> {
                 streaming::entry_point(streaming::shape_of(kernel), precision).expect("a built kernel");
             entries.push((entry, 0));
         }
-        let shapes = [StencilShape::Star13, StencilShape::Star25, StencilShape::Box27];
-        for (shape, card) in shapes.into_iter().flat_map(|s| TunedCard::ALL.map(|card| (s, card))) {
+        for (shape, card) in high_order::tables() {
             for launch in high_order::sweep(shape, precision, card).expect("a high-order star or the box") {
                 entries.push((high_order::entry_point(shape, launch, precision).expect("a built kernel"), 0));
             }

@@ -8,7 +8,7 @@ use cudarc::driver::LaunchConfig;
 use gpu_kernels::merge::tiles::{MAX_SHARED_BYTES, PathShape};
 use gpu_kernels::stencil::Grid3;
 use gpu_kernels::stencil::tiles::{
-    StreamAxis, StreamingKernel, StreamingShape, TemporalKernel, TemporalShape, TunedCard,
+    StreamAxis, StreamingKernel, StreamingShape, TemporalKernel, TemporalShape,
 };
 use host::Precision;
 use host::gpu::MAX_BLOCK_THREADS;
@@ -231,8 +231,7 @@ fn every_built_shape_plans_on_the_tested_grids() {
                 let launch = streaming::launch(shape, grid, 0..nz, 264).unwrap();
                 launchable(&launch.config).unwrap();
             }
-            let stencils = StencilShape::ALL.into_iter().filter(|s| *s != StencilShape::Star7);
-            for (stencil, card) in stencils.flat_map(|s| TunedCard::ALL.map(|card| (s, card))) {
+            for (stencil, card) in high_order::tables() {
                 for launch in high_order::sweep(stencil, precision, card).unwrap() {
                     let (_, fitted) =
                         high_order::shape_launch(stencil, launch, grid, precision, 132).unwrap();

@@ -20,6 +20,7 @@
 use super::Grid3;
 use super::box27::{BoxCoeffs, PlaneTerms};
 use super::streaming::{RunPolicies, ThreadWork, Walk, thread_work};
+use super::tiles::SHAPE_PREFETCH;
 use crate::Real;
 use crate::device::{l2, load_vector, opaque, prefetch_l2};
 
@@ -129,7 +130,7 @@ pub unsafe fn stencil_box_streaming<T: Real, const V: usize, const ROWS: usize, 
             // Loaded now, reduced after this plane's points: the loads' latency overlaps them.
             let entering = load(i + 2, policies.load(i + 2));
             // SAFETY: the offset lies in the grid (clamped).
-            unsafe { prefetch_l2(input.add(plane(i + 3) + here[0])) };
+            unsafe { prefetch_l2(input.add(plane(i + 2 + SHAPE_PREFETCH as u32) + here[0])) };
             let z_interior = interior(i, nz);
             let at = i as usize * grid.plane_stride();
             for r in 0..ROWS {

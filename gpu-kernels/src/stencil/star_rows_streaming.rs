@@ -23,7 +23,7 @@ use super::Grid3;
 use super::star::{Arm, StarCoeffs, weigh, weigh_pair};
 use super::star_streaming::x_arm;
 use super::streaming::{RunPolicies, ThreadWork, Walk, thread_work};
-use super::tiles::RING_QUEUE;
+use super::tiles::{RING_QUEUE, SHAPE_PREFETCH};
 use crate::Real;
 use crate::device::{l2, load_vector, opaque, prefetch_l2, store_vector};
 
@@ -109,8 +109,8 @@ pub unsafe fn stencil_star_rows_streaming<
             let entering: [[T; V]; ROWS] = core::array::from_fn(|r| load_patch(i + R as u32 + 1, mine[r]));
             // SAFETY: the offsets lie in the grid (clamped).
             unsafe {
-                prefetch_l2(input.add(plane(i + R as u32 + 2) + mine[0]));
-                prefetch_l2(input.add(plane(i + R as u32 + 2) + mine[1]));
+                prefetch_l2(input.add(plane(i + R as u32 + 1 + SHAPE_PREFETCH as u32) + mine[0]));
+                prefetch_l2(input.add(plane(i + R as u32 + 1 + SHAPE_PREFETCH as u32) + mine[1]));
             }
             let centre = queue[slot(R)];
             let y_current = y_sets[$phase % 2];

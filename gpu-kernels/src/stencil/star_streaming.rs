@@ -32,7 +32,7 @@
 use super::Grid3;
 use super::star::{Arm, StarCoeffs};
 use super::streaming::{RunPolicies, ThreadWork, Walk, thread_work};
-use super::tiles::RING_QUEUE;
+use super::tiles::{RING_QUEUE, SHAPE_PREFETCH};
 use crate::Real;
 use crate::device::{l2, load_vector, opaque, prefetch_l2, store_vector};
 
@@ -124,7 +124,7 @@ pub unsafe fn stencil_star_streaming<
             let current = if AHEAD { core::mem::replace(&mut halo, load_halo(i + 1)) } else { load_halo(i) };
             let entering = load_patch(i + R as u32 + 1);
             // SAFETY: the offset lies in the grid (clamped).
-            unsafe { prefetch_l2(input.add(plane(i + R as u32 + 2) + here)) };
+            unsafe { prefetch_l2(input.add(plane(i + R as u32 + 1 + SHAPE_PREFETCH as u32) + here)) };
 
             let (left, right, above, below) = current;
             let centre = queue[slot(R)];

@@ -251,6 +251,13 @@ const fn sweep_from(
     ]
 }
 
+/// Planes beyond the z queue that the high-order stars' and the box's streaming kernels prefetch
+/// into L2 (`star_streaming.rs`, `star_rows_streaming.rs`, `box_streaming.rs`): one, the plane
+/// after the one each iteration loads. Built into every such kernel, so every card's launch
+/// table names it (`p1`). Two planes ahead lost 15 % on the star25 `f32` in one wave on an H100
+/// (docs/stencil-h200.md, 2026-12-06).
+pub const SHAPE_PREFETCH: usize = 1;
+
 /// Launch shapes of the high-order stars' and the box's streaming kernels (`star_streaming.rs`,
 /// `box_streaming.rs`), as [`StreamingShape`]s with one row per thread and the plane after the
 /// queue prefetched into L2; `ahead` is 1 where a star loads its x–y halo (the patches beside
@@ -258,9 +265,9 @@ const fn sweep_from(
 /// `stencil_shapes_sweep` benchmark (every built vector and `ahead` × [`SHAPE_SWEEP_BLOCKS`]) at
 /// 512³ on an H200 (2026-11-30, one run): the star13 in `f32` at 448 Gpoints/s, 85.5 % of the
 /// same run's copy; launched in pairs along y ([`CLUSTER_PAIR`]) since 2026-12-05.
-pub const STAR13_F32: StreamingShape = shape([32, 8], 4, 1, 1, 1, 32).with_cluster(CLUSTER_PAIR);
+pub const STAR13_F32: StreamingShape = shape([32, 8], 4, 1, 1, SHAPE_PREFETCH, 32).with_cluster(CLUSTER_PAIR);
 /// As [`STAR13_F32`], for `f64` (16-byte rows of 2 points): 222 Gpoints/s, 84.0 % of the copy.
-pub const STAR13_F64: StreamingShape = shape([32, 8], 2, 1, 1, 1, 32).with_cluster(CLUSTER_PAIR);
+pub const STAR13_F64: StreamingShape = shape([32, 8], 2, 1, 1, SHAPE_PREFETCH, 32).with_cluster(CLUSTER_PAIR);
 /// The 25-point star's launch shape for `f32`: 32×16 threads of one row of 4 points, halo a
 /// plane ahead, launched [`IN_WAVES`]: at 512³ its 128 tiles of 128 × 16 points are one wave of one
 /// block per SM (128 registers; its queue shifts by three planes every three, `star_streaming.rs`),
@@ -273,7 +280,7 @@ pub const STAR13_F64: StreamingShape = shape([32, 8], 2, 1, 1, 1, 32).with_clust
 /// library is tuned for (docs/stencil-h200.md, "The star25's defaults on an H200"); there the
 /// same kernel in runs of 32 planes was slower than its one wave (2026-12-01: the sweep's best in
 /// runs, 32×8, 407.1 µs against 382.6). An H100 takes [`STAR25_F32_H100`].
-pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, 1, IN_WAVES);
+pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, SHAPE_PREFETCH, IN_WAVES);
 /// The 25-point star's launch shape for `f64`: two rows of 2 points a thread
 /// (`star_rows_streaming.rs`, 232 registers from ptxas 13.5 for sm_90), the y arm's rows loaded a
 /// plane ahead, 32×4 threads, runs of 32 planes. The second row reads the y neighbours once for
@@ -287,13 +294,13 @@ pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, 1, IN_WAVES);
 /// less time for one row in each of three calls (3.2–3.8 % over 200 steps); an H200 call timing
 /// both in one call, one step and 200 steps, is to decide (docs/stencil-h200.md, "`--launch` on a
 /// GPU", gives its commands). An H100 takes [`STAR25_F64_H100`].
-pub const STAR25_F64: StreamingShape = shape([32, 4], 2, 2, 1, 1, 32);
+pub const STAR25_F64: StreamingShape = shape([32, 4], 2, 2, 1, SHAPE_PREFETCH, 32);
 /// The 27-point box's launch shape for `f32`: 32×16 threads of 4 points (64 registers from ptxas
 /// for sm_90, so an SM holds two such blocks), launched [`IN_WAVES`]. Chosen on an H200 (2026-12-02) once the kernel kept three values
 /// a point (`box_streaming.rs`): `stencil_shapes_sweep` 288.8 µs a step against 318.1 for the former
 /// default (32×4 threads, runs of 32 planes); one step at 512³, alternating in one call, 0.2748–
 /// 0.2752 ms against 0.2947–0.2948 (93.8–94.0 % of the copy against 87.6–88.0).
-pub const BOX27_F32: StreamingShape = shape([32, 16], 4, 1, 0, 1, IN_WAVES);
+pub const BOX27_F32: StreamingShape = shape([32, 16], 4, 1, 0, SHAPE_PREFETCH, IN_WAVES);
 /// The 27-point box's launch shape for `f64`: 32×16 threads of 2 points in each of 2 rows (a
 /// thread loads 4 rows a plane for 2 rows of output: by count 1.5 L1 sectors a point, against
 /// the 3.0 `ncu` counted for one row of 4 points; 128 registers, one block per SM), launched [`IN_WAVES`]: at 512³ one wave of
@@ -302,7 +309,7 @@ pub const BOX27_F32: StreamingShape = shape([32, 16], 4, 1, 0, 1, IN_WAVES);
 /// 0.5749 ms, 88.6–89.1 % of the copy (the former default, in an earlier call of the same session:
 /// 0.5904–0.5910, 85.6–85.8 %); the same launch in runs of 32 planes took 596.0 µs in that sweep. An
 /// H100 takes [`BOX27_F64_H100`].
-pub const BOX27_F64: StreamingShape = shape([32, 16], 2, 2, 0, 1, IN_WAVES);
+pub const BOX27_F64: StreamingShape = shape([32, 16], 2, 2, 0, SHAPE_PREFETCH, IN_WAVES);
 
 /// The GPUs whose measurements chose the streaming kernels' launches. Where the best launch on
 /// an H100 differs from the H200's, the H100 has its own constant (`*_H100`); every other shape,
@@ -344,7 +351,7 @@ pub const STAR25_F32_H100: StreamingShape = StreamingShape { planes: RUN_PLANES,
 /// each alternating three rounds: 4.9–5.2 % less time than two rows (0.8977–0.8981 ms, 79.4–79.8 %
 /// of the copy, against 0.9438–0.9441 in the last); 200 steps 3.2–3.8 % less; in the sweep
 /// (sustained) 939.2 µs against 965.1–970.2 for two rows, within 0.4 % of its best (32×8).
-pub const STAR25_F64_H100: StreamingShape = shape([32, 4], 2, 1, 1, 1, RUN_PLANES);
+pub const STAR25_F64_H100: StreamingShape = shape([32, 4], 2, 1, 1, SHAPE_PREFETCH, RUN_PLANES);
 
 /// [`BOX27_F64`] on an H100: the same kernel and blocks in runs of [`RUN_PLANES`] planes. One step
 /// at 512³ (2026-12-06, two rounds): 95.1 / 95.4 % of the copy against 88.6 / 88.7 % in one wave,

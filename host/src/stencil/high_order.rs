@@ -7,8 +7,8 @@
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::stencil::tiles::{
     BOX27_F32, BOX27_F64, BOX27_F64_H100, CLUSTER_SWEEP, HALO_IN_SHARED, HaloRing, IN_WAVES, NO_CLUSTER,
-    RUN_PLANES, SHAPE_SWEEP_BLOCKS, SHAPE_SWEEP_PLANES, STAR13_F32, STAR13_F64, STAR25_F32, STAR25_F32_H100,
-    STAR25_F64, STAR25_F64_H100, StreamAxis, StreamingKernel, StreamingShape, TunedCard,
+    RUN_PLANES, SHAPE_PREFETCH, SHAPE_SWEEP_BLOCKS, SHAPE_SWEEP_PLANES, STAR13_F32, STAR13_F64, STAR25_F32,
+    STAR25_F32_H100, STAR25_F64, STAR25_F64_H100, StreamAxis, StreamingKernel, StreamingShape, TunedCard,
     star_tiled_in_tile_dim,
 };
 use gpu_kernels::stencil::{
@@ -99,6 +99,12 @@ pub fn default_launch(shape: StencilShape, precision: Precision, card: TunedCard
     })
 }
 
+/// Every high-order shape with every card that has a table ([`StencilShape::HIGH_ORDER`] ×
+/// [`TunedCard::ALL`]): between them, their [`sweep`]s name every launch built.
+pub fn tables() -> impl Iterator<Item = (StencilShape, TunedCard)> {
+    StencilShape::HIGH_ORDER.into_iter().flat_map(|shape| TunedCard::ALL.map(|card| (shape, card)))
+}
+
 /// The benchmarks' sweep of `shape` in `precision` on `card`: the default, then every built kernel in every
 /// block of [`SHAPE_SWEEP_BLOCKS`] (a shared-halo kernel in the blocks it is built for), in runs
 /// of [`RUN_PLANES`] and in one wave ([`IN_WAVES`]: where the GPU holds a block for every tile),
@@ -149,11 +155,9 @@ pub fn entry_point(shape: StencilShape, launch: StreamingShape, precision: Preci
     if launch.axis != StreamAxis::Z {
         return Err(Error::BadArgument(format!("the {shape} kernels walk along z, not along y")));
     }
-    // Every card's table takes the kernels' one prefetch distance.
-    let built_prefetch = default_launch(shape, precision, TunedCard::H200)?.kernel.prefetch;
-    if prefetch != built_prefetch {
+    if prefetch != SHAPE_PREFETCH {
         return Err(Error::BadArgument(format!(
-            "the {shape} kernels prefetch {built_prefetch} plane(s) into L2, not {prefetch}: give p{built_prefetch}"
+            "the {shape} kernels prefetch {SHAPE_PREFETCH} plane(s) into L2, not {prefetch}: give p{SHAPE_PREFETCH}"
         )));
     }
     if ahead != HALO_IN_SHARED && !kernels(shape, precision).contains(&(vector, rows, ahead)) {
@@ -400,7 +404,7 @@ mod tests {
             default_launch(shape, precision, TunedCard::H200).unwrap()
                 != default_launch(shape, precision, TunedCard::H100).unwrap()
         };
-        for shape in [StencilShape::Star13, StencilShape::Star25, StencilShape::Box27] {
+        for shape in StencilShape::HIGH_ORDER {
             for precision in Precision::ALL {
                 let expected = matches!(
                     (shape, precision),
@@ -433,7 +437,7 @@ mod tests {
         assert_eq!(entry, "stencil_box27_v2_r1_f32");
         // Every form built (rows per thread, `ahead`) has a kernel of one point per row, which
         // `fit` narrows to on rows of any length.
-        for shape in [StencilShape::Star13, StencilShape::Star25, StencilShape::Box27] {
+        for shape in StencilShape::HIGH_ORDER {
             for precision in Precision::ALL {
                 let built = kernels(shape, precision);
                 for &(_, rows, ahead) in &built {
@@ -483,10 +487,7 @@ mod tests {
             .unwrap_err()
             .to_string();
         assert!(err.contains("8 points per row and 2 rows per thread"), "{err}");
-        for (shape, card) in [StencilShape::Star13, StencilShape::Star25, StencilShape::Box27]
-            .into_iter()
-            .flat_map(|shape| TunedCard::ALL.map(|card| (shape, card)))
-        {
+        for (shape, card) in tables() {
             for precision in Precision::ALL {
                 let sweep = sweep(shape, precision, card).unwrap();
                 assert_eq!(sweep[0], default_launch(shape, precision, card).unwrap());

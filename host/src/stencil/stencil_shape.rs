@@ -24,6 +24,10 @@ impl StencilShape {
     /// Every shape, by size.
     pub const ALL: [Self; 4] = [Self::Star7, Self::Star13, Self::Star25, Self::Box27];
 
+    /// The shapes beyond the book's seven points, which launch through
+    /// [`high_order`](crate::stencil::high_order): the stars of order 2 and 4 and the box.
+    pub const HIGH_ORDER: [Self; 3] = [Self::Star13, Self::Star25, Self::Box27];
+
     /// The name on the command line and in reports (`star13`).
     pub fn name(self) -> &'static str {
         match self {
