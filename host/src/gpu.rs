@@ -85,8 +85,14 @@ impl GpuInfo {
     /// The card whose table of launch shapes (`tiles.rs`) this GPU takes, by its name: an H100's
     /// own where one was measured to differ, else the H200's.
     pub fn tuned_card(&self) -> TunedCard {
-        TunedCard::of(&self.name)
+        tuned_card_of(&self.name)
     }
+}
+
+/// The card whose table a GPU named `name` (as the driver names it, e.g. "NVIDIA H100 80GB
+/// HBM3") takes: the H100's for an H100, the H200's for every other GPU.
+fn tuned_card_of(name: &str) -> TunedCard {
+    if name.contains("H100") { TunedCard::H100 } else { TunedCard::H200 }
 }
 
 /// One GPU with the kernels' module loaded, and the stream all work runs on.
@@ -642,6 +648,13 @@ pub fn human_bytes(bytes: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_h100_takes_its_own_table_and_every_other_gpu_the_h200s() {
+        assert_eq!(tuned_card_of("NVIDIA H100 80GB HBM3"), TunedCard::H100);
+        assert_eq!(tuned_card_of("NVIDIA H200"), TunedCard::H200);
+        assert_eq!(tuned_card_of("NVIDIA A100-SXM4-80GB"), TunedCard::H200, "no table of its own");
+    }
 
     #[test]
     fn each_parameter_is_passed_as_a_pointer_to_its_own_bytes() {

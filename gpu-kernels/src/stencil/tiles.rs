@@ -328,14 +328,9 @@ pub enum TunedCard {
 }
 
 impl TunedCard {
-    /// Every card with a table, the H200's (the default) first.
+    /// Every card with a table, the H200's (the default) first. Which one a GPU takes is the
+    /// host's to say, from the name the driver gives it (`GpuInfo::tuned_card` in `host`).
     pub const ALL: [TunedCard; 2] = [TunedCard::H200, TunedCard::H100];
-
-    /// The card whose table a GPU named `name` (as the driver names it, e.g. "NVIDIA H100 80GB
-    /// HBM3") takes.
-    pub fn of(name: &str) -> Self {
-        if name.contains("H100") { TunedCard::H100 } else { TunedCard::H200 }
-    }
 }
 
 /// [`STAR25_F32`] on an H100: the same kernel and blocks in runs of [`RUN_PLANES`] planes. One
