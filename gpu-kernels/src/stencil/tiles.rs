@@ -254,8 +254,10 @@ const fn sweep_from(
 /// Planes beyond the z queue that the high-order stars' and the box's streaming kernels prefetch
 /// into L2 (`star_streaming.rs`, `star_rows_streaming.rs`, `box_streaming.rs`): one, the plane
 /// after the one each iteration loads. Built into every such kernel, so every card's launch
-/// table names it (`p1`). Two planes ahead lost 15 % on the star25 `f32` in one wave on an H100
-/// (docs/stencil-h200.md, 2026-12-06).
+/// table names it (`p1`). Two planes ahead lost 15 % on the star25 `f32` in one wave (the H200's
+/// launch) on an H100 and gained 1 % in its runs of 32 planes (the H100's), and lost 0.4 % on the
+/// two-row `f64` kernel (docs/stencil-h200.md, 2026-12-06); `prefetch.global.L1` instead of L2
+/// brought nothing into L1 there and changed no time.
 pub const SHAPE_PREFETCH: usize = 1;
 
 /// Launch shapes of the high-order stars' and the box's streaming kernels (`star_streaming.rs`,
