@@ -17,7 +17,11 @@
 //! plane's first multiply. Loops without the move (a ring of nine planes; the entering plane
 //! loaded a plane earlier) took 163–186 registers and lost more to the fewer warps (74 and 62 %
 //! of the copy against 79 %); held to 128 by `.maxnreg`, the staged loop issued 18 % more
-//! instructions and ran at 71.5 % (docs/stencil-h200.md, 2026-12-06 09:57).
+//! instructions and ran at 71.5 % (docs/stencil-h200.md, 2026-12-06 09:57). Landing the entering
+//! patch in the thread's own slots of shared memory by `cp.async`, planes ahead, with no register
+//! and no barrier, took the stall away (5.66 long-scoreboard stalls an issued instruction to
+//! 1.56–2.98) and lost more to 36–41 registers, a quarter more instructions and the L1 capacity the
+//! ring took (73 % of the copy at best; 2026-12-06 15:41).
 //!
 //! In the Hopper build, `f64` runs keep the `2R` planes they share with the next run along z
 //! (their last `R` and the `R` past them) in L2 until that run reads them, and their output leaves
