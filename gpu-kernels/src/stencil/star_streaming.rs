@@ -21,7 +21,10 @@
 //! patch in the thread's own slots of shared memory by `cp.async`, planes ahead, with no register
 //! and no barrier, took the stall away (5.66 long-scoreboard stalls an issued instruction to
 //! 1.56–2.98) and lost more to 36–41 registers, a quarter more instructions and the L1 capacity the
-//! ring took (74.5 % of the copy at best against 79 %; 2026-12-06 15:41).
+//! ring took (74.5 % of the copy at best against 79 %; 2026-12-06 15:41). The patches beside
+//! come from L1 rather than from the lanes beside by warp shuffles: on Hopper a 32-bit shuffle is
+//! a wavefront of the same L1 data pipe, so a shuffled `f64` patch costs the pipe what its load
+//! does, and that build took 200 registers and 1.65× the time (2026-12-06 17:34).
 //!
 //! In the Hopper build, `f64` runs keep the `2R` planes they share with the next run along z
 //! (their last `R` and the `R` past them) in L2 until that run reads them, and their output leaves
