@@ -82,15 +82,16 @@ pub struct GpuInfo {
 }
 
 impl GpuInfo {
-    /// The card whose table of launch shapes (`tiles.rs`) this GPU takes, by its name: an H100's
-    /// own where one was measured to differ, else the H200's.
+    /// The card whose table of launch shapes (`tiles.rs`) this GPU takes, chosen by its name
+    /// (see `tuned_card_of`).
     pub fn tuned_card(&self) -> TunedCard {
         tuned_card_of(&self.name)
     }
 }
 
 /// The card whose table a GPU named `name` (as the driver names it, e.g. "NVIDIA H100 80GB
-/// HBM3") takes: the H100's for an H100, the H200's for every other GPU.
+/// HBM3") takes: the H100's own for an H100, where one was measured to differ; the H200's for
+/// every other GPU.
 fn tuned_card_of(name: &str) -> TunedCard {
     if name.contains("H100") { TunedCard::H100 } else { TunedCard::H200 }
 }
