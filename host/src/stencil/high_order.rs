@@ -27,9 +27,12 @@ use crate::{Element, Error, Precision, Result};
 
 /// The star shape of order `order` (2: star13, 4: star25).
 pub fn star_shape(order: usize) -> Result<StencilShape> {
-    [StencilShape::Star13, StencilShape::Star25].into_iter().find(|s| s.radius() == order).ok_or_else(|| {
+    const STARS: [StencilShape; 2] = [StencilShape::Star13, StencilShape::Star25];
+    STARS.into_iter().find(|s| s.radius() == order).ok_or_else(|| {
+        let built: Vec<String> = STARS.iter().map(|s| format!("{} ({})", s.radius(), s.name())).collect();
         Error::BadArgument(format!(
-            "no star stencil of order {order} is built: orders 2 (star13) and 4 (star25)"
+            "no star stencil of order {order} is built: orders {}",
+            built.join(" and ")
         ))
     })
 }
@@ -391,7 +394,8 @@ mod tests {
         );
         assert_eq!(star_shape(2).unwrap(), StencilShape::Star13);
         assert_eq!(star_shape(4).unwrap(), StencilShape::Star25);
-        assert!(star_shape(1).is_err());
+        let err = star_shape(1).unwrap_err().to_string();
+        assert!(err.contains("orders 2 (star13) and 4 (star25)"), "{err}");
         for card in TunedCard::ALL {
             assert!(default_launch(StencilShape::Star7, Precision::F32, card).is_err());
         }
