@@ -10,21 +10,12 @@
 //! that uses it (fewer registers, so more warps per SM hide it). No barriers, no shared memory;
 //! 16-byte row loads; every read is clamped into the grid, so no load sits behind a branch.
 //!
-//! A plane ahead in the source is not a plane ahead in the SASS. ptxas 13 (sm_90, star25 `f64`,
-//! 128 registers) issues the next plane's halo loads after the plane's arithmetic, into the
-//! registers it frees, and the queue's shift moves the entering patch about 50 instructions after
-//! its load: on an H100, 52 % of the warps' stall samples sit on that move and 16 % on the next
-//! plane's first multiply. Loops without the move (a ring of nine planes; the entering plane
-//! loaded a plane earlier) took 163–186 registers and lost more to the fewer warps (74 and 62 %
-//! of the copy against 79 %); held to 128 by `.maxnreg`, the staged loop issued 18 % more
-//! instructions and ran at 71.5 % (docs/stencil-h200.md, 2026-12-06 09:57). Landing the entering
-//! patch in the thread's own slots of shared memory by `cp.async`, planes ahead, with no register
-//! and no barrier, took the stall away (5.66 long-scoreboard stalls an issued instruction to
-//! 1.56–2.98) and lost more to 36–41 registers, a quarter more instructions and the L1 capacity the
-//! ring took (74.5 % of the copy at best against 79 %; 2026-12-06 15:41). The patches beside
-//! come from L1 rather than from the lanes beside by warp shuffles: on Hopper a 32-bit shuffle is
-//! a wavefront of the same L1 data pipe, so a shuffled `f64` patch costs the pipe what its load
-//! does, and that build took 200 registers and 1.65× the time (2026-12-06 17:34).
+//! Where it waits, and the routes measured and not taken, are in docs/stencil-h200.md (the
+//! sections of 2026-12-06): on an H100 the star25 `f64` warps stall on the queue's move of the
+//! plane just loaded; loops without that move, the entering plane copied into shared memory by
+//! `cp.async` and the patches beside taken from the lanes beside by warp shuffles all ran slower.
+//! On Hopper a shuffle and a shared-memory access use the same L1 data pipe as the loads they
+//! would replace, and a texture fetch uses it too, at half a load's bytes a cycle (a probe).
 //!
 //! In the Hopper build, `f64` runs keep the `2R` planes they share with the next run along z
 //! (their last `R` and the `R` past them) in L2 until that run reads them, and their output leaves
