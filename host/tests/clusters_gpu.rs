@@ -3,11 +3,14 @@
 //! bit for bit a plain launch's. Ignored without a GPU: run with `cargo test -- --include-ignored`
 //! (or `.gpu/run tests`).
 
+mod common;
+
+use common::{gpu, gpu_test_per_dtype};
 use gpu_kernels::stencil::Coeffs;
 use gpu_kernels::stencil::tiles::{MAX_CLUSTER, NO_CLUSTER, STREAMING_F32};
 use host::stencil::{StencilProblem, StencilShape, StencilVariant, high_order, reference_steps, streaming};
 use host::verify::compare;
-use host::{Element, Error, Gpu, random};
+use host::{Element, Error, random};
 use ndarray::Array3;
 
 /// Grids `(nz, ny, nx)` whose rows of tiles the defaults' blocks split into clusters of 8 (256
@@ -15,10 +18,6 @@ use ndarray::Array3;
 const GRIDS: [(usize, usize, usize); 2] = [(40, 256, 72), (33, 97, 70)];
 
 const STEPS: usize = 3;
-
-fn gpu() -> Gpu {
-    Gpu::new(0).expect("these tests need a CUDA GPU")
-}
 
 /// Coefficients of `shape` scaled so their absolute values sum to 1 (values stay bounded).
 fn bounded_coeffs(shape: StencilShape) -> Vec<f64> {
@@ -78,17 +77,11 @@ fn every_shape_in_clusters<T: Element>() {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_shape_in_clusters_of_eight_equals_plain_launches_f32() {
-    every_shape_in_clusters::<f32>();
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_shape_in_clusters_of_eight_equals_plain_launches_f64() {
-    every_shape_in_clusters::<f64>();
-}
+gpu_test_per_dtype!(
+    every_shape_in_clusters,
+    every_shape_in_clusters_of_eight_equals_plain_launches_f32,
+    every_shape_in_clusters_of_eight_equals_plain_launches_f64
+);
 
 /// Every shape of the seven-point kernel's sweep (along z and y, in one wave and in runs), in
 /// clusters of 4, against the CPU reference.
@@ -109,17 +102,11 @@ fn seven_point_sweep_in_clusters<T: Element>() {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn the_seven_point_sweep_in_clusters_matches_the_reference_f32() {
-    seven_point_sweep_in_clusters::<f32>();
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn the_seven_point_sweep_in_clusters_matches_the_reference_f64() {
-    seven_point_sweep_in_clusters::<f64>();
-}
+gpu_test_per_dtype!(
+    seven_point_sweep_in_clusters,
+    the_seven_point_sweep_in_clusters_matches_the_reference_f32,
+    the_seven_point_sweep_in_clusters_matches_the_reference_f64
+);
 
 #[test]
 #[ignore = "needs a CUDA GPU"]

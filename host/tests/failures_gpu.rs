@@ -4,6 +4,9 @@
 //! refuses all work in the process, so the trap test runs its GPU work in a child process (this
 //! test binary again, running only that test), and the other tests keep a working GPU.
 
+mod common;
+
+use common::gpu;
 use std::process::Command;
 
 use cudarc::driver::LaunchConfig;
@@ -12,10 +15,6 @@ use host::merge::{self, MergeProblem, MergeVariant};
 use host::stencil::{self, StencilProblem, StencilVariant};
 use host::{Error, Gpu, Precision};
 use ndarray::{Array3, ShapeBuilder};
-
-fn gpu() -> Gpu {
-    Gpu::new(0).unwrap_or_else(|e| panic!("{e}"))
-}
 
 /// Set in the child process that runs the trap.
 const TRAP_CHILD: &str = "FAILURES_GPU_TRAP_CHILD";

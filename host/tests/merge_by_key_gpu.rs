@@ -7,6 +7,9 @@
 //! machine with a CUDA GPU (the merge past 2^32 keys needs about 70 GB of device memory and 40 GB
 //! of host memory, and is skipped where the GPU has less free).
 
+mod common;
+
+use common::gpu;
 use gpu_kernels::merge::tiles::PathShape;
 use host::merge::by_key::shapes;
 use host::merge::family_reference::merge_by_key_reference;
@@ -17,10 +20,6 @@ use host::merge::{
 use host::{Error, Gpu};
 use ndarray::parallel::prelude::*;
 use ndarray::{Array1, s};
-
-fn gpu() -> Gpu {
-    Gpu::new(0).unwrap_or_else(|e| panic!("{e}"))
-}
 
 /// Runs `shape` on `problem` and fails, naming `what` and the first wrong key or value, unless
 /// the output is `expected` bit for bit.

@@ -8,6 +8,9 @@
 //! coarsening sweep, added since, runs 15 more entry points on i32 and f64 keys; merge path,
 //! added since, runs with every variant and alone at its tile edges and over its sweep).
 
+mod common;
+
+use common::gpu;
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::merge::tiles::{self, PathShape, TILE_SIZE};
 use host::merge::{
@@ -17,10 +20,6 @@ use host::merge::{
 use host::{Error, Gpu};
 use ndarray::parallel::prelude::*;
 use ndarray::{Array1, s};
-
-fn gpu() -> Gpu {
-    Gpu::new(0).unwrap_or_else(|e| panic!("{e}"))
-}
 
 /// Fails, naming `what` and the first wrong key, unless `out` is `expected` bit for bit.
 fn assert_merged<K: HostKey>(out: &[K], expected: &[K], what: &str) {

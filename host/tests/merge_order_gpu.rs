@@ -5,16 +5,15 @@
 //! Run with `cargo test --release -p host --test merge_order_gpu -- --include-ignored` on a
 //! machine with a CUDA GPU.
 
+mod common;
+
+use common::gpu;
 use host::merge::family_reference::merge_by_key_reference_in;
 use host::merge::{
     self, ByUpper16, Descending, Distribution, HostKey, KeyOrder, MergeByKeyProblem, MergeProblem,
     MergeVariant, first_difference, first_value_difference, merge_reference_in, path, source_values,
 };
 use host::{Error, Gpu};
-
-fn gpu() -> Gpu {
-    Gpu::new(0).unwrap_or_else(|e| panic!("{e}"))
-}
 
 /// Merge path on `a` and `b` (sorted in `O`), keys alone and with u32 values, against the
 /// references in `O`, bit for bit.

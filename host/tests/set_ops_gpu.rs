@@ -8,6 +8,9 @@
 //! Run with `cargo test --release -p host --test set_ops_gpu -- --include-ignored` on a machine
 //! with a CUDA GPU.
 
+mod common;
+
+use common::gpu;
 use gpu_kernels::merge::tiles::PathShape;
 use host::merge::family_reference::{gather, set_sources};
 use host::merge::set_ops::{OPERATIONS, default_shape, name, shapes};
@@ -16,10 +19,6 @@ use host::merge::{
     first_difference, first_value_difference, set_operation, set_operation_by_key, source_values,
 };
 use host::{Error, Gpu};
-
-fn gpu() -> Gpu {
-    Gpu::new(0).unwrap_or_else(|e| panic!("{e}"))
-}
 
 /// Runs `operation` at `shape` on `problem` (inputs `a` and `b`) and fails, naming `what` and the
 /// first wrong key, unless the output is the reference's, bit for bit.

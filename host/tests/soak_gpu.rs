@@ -2,6 +2,9 @@
 //! right and device memory comes back. Run on a machine with a CUDA GPU:
 //! `cargo test --release -p host --test soak_gpu -- --include-ignored`.
 
+mod common;
+
+use common::gpu;
 use gpu_kernels::stencil::Coeffs;
 use host::merge::{self, Distribution, MergeProblem, MergeVariant, first_difference, merge_reference};
 use host::stencil::{self, StencilProblem, StencilVariant, reference_steps};
@@ -9,10 +12,6 @@ use host::{Error, Gpu, random};
 use ndarray::{Array3, ArrayView3, ShapeBuilder};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
-
-fn gpu() -> Gpu {
-    Gpu::new(0).unwrap_or_else(|e| panic!("{e}"))
-}
 
 /// `Gpu` may be shared by reference between threads.
 #[test]

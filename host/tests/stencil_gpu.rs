@@ -1,6 +1,9 @@
 //! Every stencil variant × element type against the CPU reference on the GPU. Ignored
 //! without a GPU: run with `cargo test -- --include-ignored` (or `.gpu/run tests`).
 
+mod common;
+
+use common::{gpu, gpu_test_per_dtype};
 use gpu_kernels::stencil::Coeffs;
 use host::stencil::{self, StencilVariant, reference_steps};
 use host::verify::compare;
@@ -9,10 +12,6 @@ use host::{Element, Gpu, random};
 /// Grids from the issue: tiny, one tile, sizes off the tile multiples, non-cubic, long x.
 const SHAPES: [(usize, usize, usize); 6] =
     [(3, 3, 3), (8, 8, 8), (33, 31, 29), (64, 64, 64), (130, 97, 67), (5, 5, 1000)];
-
-fn gpu() -> Gpu {
-    Gpu::new(0).expect("these tests need a CUDA GPU")
-}
 
 /// Random coefficients in [-1, 1), scaled so `Σ|c| ≤ 1` and many steps stay bounded.
 fn random_coeffs<T: Element>(seed: u64) -> Coeffs<T> {
@@ -50,17 +49,11 @@ fn every_shape<T: Element>() {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_variant_matches_the_reference_on_every_shape_f32() {
-    every_shape::<f32>();
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_variant_matches_the_reference_on_every_shape_f64() {
-    every_shape::<f64>();
-}
+gpu_test_per_dtype!(
+    every_shape,
+    every_variant_matches_the_reference_on_every_shape_f32,
+    every_variant_matches_the_reference_on_every_shape_f64
+);
 
 fn ten_steps<T: Element>() {
     let gpu = gpu();
@@ -71,17 +64,11 @@ fn ten_steps<T: Element>() {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn ten_steps_equal_ten_reference_steps_f32() {
-    ten_steps::<f32>();
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn ten_steps_equal_ten_reference_steps_f64() {
-    ten_steps::<f64>();
-}
+gpu_test_per_dtype!(
+    ten_steps,
+    ten_steps_equal_ten_reference_steps_f32,
+    ten_steps_equal_ten_reference_steps_f64
+);
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
@@ -157,17 +144,11 @@ fn streaming_shapes<T: Element>() {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn streaming_matches_the_reference_on_odd_and_unaligned_grids_f32() {
-    streaming_shapes::<f32>();
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn streaming_matches_the_reference_on_odd_and_unaligned_grids_f64() {
-    streaming_shapes::<f64>();
-}
+gpu_test_per_dtype!(
+    streaming_shapes,
+    streaming_matches_the_reference_on_odd_and_unaligned_grids_f32,
+    streaming_matches_the_reference_on_odd_and_unaligned_grids_f64
+);
 
 fn every_streaming_kernel<T: Element>() {
     use gpu_kernels::stencil::tiles::{StreamAxis, StreamingShape};
@@ -230,17 +211,11 @@ fn back_and_forth<T: Element>() {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn steps_walking_back_through_planes_kept_in_l2_match_the_reference_f32() {
-    back_and_forth::<f32>();
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn steps_walking_back_through_planes_kept_in_l2_match_the_reference_f64() {
-    back_and_forth::<f64>();
-}
+gpu_test_per_dtype!(
+    back_and_forth,
+    steps_walking_back_through_planes_kept_in_l2_match_the_reference_f32,
+    steps_walking_back_through_planes_kept_in_l2_match_the_reference_f64
+);
 
 /// The shape along y (which `run` picks on grids of large x–y planes) on every grid of the
 /// seven-point set and of the streaming set, 1 and 10 steps.
@@ -262,29 +237,17 @@ fn along_y_every_grid<T: Element>() {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn streaming_along_y_matches_the_reference_on_every_grid_f32() {
-    along_y_every_grid::<f32>();
-}
+gpu_test_per_dtype!(
+    along_y_every_grid,
+    streaming_along_y_matches_the_reference_on_every_grid_f32,
+    streaming_along_y_matches_the_reference_on_every_grid_f64
+);
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn streaming_along_y_matches_the_reference_on_every_grid_f64() {
-    along_y_every_grid::<f64>();
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_streaming_kernel_matches_the_reference_f32() {
-    every_streaming_kernel::<f32>();
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_streaming_kernel_matches_the_reference_f64() {
-    every_streaming_kernel::<f64>();
-}
+gpu_test_per_dtype!(
+    every_streaming_kernel,
+    every_streaming_kernel_matches_the_reference_f32,
+    every_streaming_kernel_matches_the_reference_f64
+);
 
 /// Steps computed in windows of planes, each launch writing only its own (a distributed run's
 /// sent planes first, then the others), equal the reference; the buffer's other planes are
@@ -368,17 +331,11 @@ fn every_temporal_kernel<T: Element>() {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_temporal_kernel_matches_single_steps_f32() {
-    every_temporal_kernel::<f32>();
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_temporal_kernel_matches_single_steps_f64() {
-    every_temporal_kernel::<f64>();
-}
+gpu_test_per_dtype!(
+    every_temporal_kernel,
+    every_temporal_kernel_matches_single_steps_f32,
+    every_temporal_kernel_matches_single_steps_f64
+);
 
 /// 64 steps of the library's default schedule, and forced depths with a remainder.
 fn temporal_many_steps<T: Element>() {
@@ -399,17 +356,11 @@ fn temporal_many_steps<T: Element>() {
     assert!(problem.run_fused(Some(5), 11).unwrap_err().to_string().contains("fusion depths"));
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn temporal_runs_of_64_steps_and_forced_depths_f32() {
-    temporal_many_steps::<f32>();
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn temporal_runs_of_64_steps_and_forced_depths_f64() {
-    temporal_many_steps::<f64>();
-}
+gpu_test_per_dtype!(
+    temporal_many_steps,
+    temporal_runs_of_64_steps_and_forced_depths_f32,
+    temporal_runs_of_64_steps_and_forced_depths_f64
+);
 
 /// Random star coefficients of order `R`, scaled so `Σ|c|·2 ≤ 1` (values stay bounded).
 fn random_star<T: Element, const R: usize>(seed: u64) -> gpu_kernels::stencil::star::StarCoeffs<T, R> {
@@ -501,17 +452,11 @@ fn box27<T: Element>() {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn the_box_stencil_matches_the_reference_f32() {
-    box27::<f32>();
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn the_box_stencil_matches_the_reference_f64() {
-    box27::<f64>();
-}
+gpu_test_per_dtype!(
+    box27,
+    the_box_stencil_matches_the_reference_f32,
+    the_box_stencil_matches_the_reference_f64
+);
 
 /// Every launch shape of the high-order stars' and the box's sweep (every built kernel, each
 /// in every sweep block), 3 steps on a grid whose rows every vector width divides and on one
@@ -546,17 +491,11 @@ fn every_shape_kernel<T: Element>() {
     }
 }
 
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_shape_kernel_matches_the_reference_f32() {
-    every_shape_kernel::<f32>();
-}
-
-#[test]
-#[ignore = "needs a CUDA GPU"]
-fn every_shape_kernel_matches_the_reference_f64() {
-    every_shape_kernel::<f64>();
-}
+gpu_test_per_dtype!(
+    every_shape_kernel,
+    every_shape_kernel_matches_the_reference_f32,
+    every_shape_kernel_matches_the_reference_f64
+);
 
 #[test]
 #[ignore = "needs a CUDA GPU"]
