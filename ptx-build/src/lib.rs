@@ -43,6 +43,8 @@ pub enum Error {
     Cargo(String),
     /// Cargo succeeded but the PTX file is missing.
     Missing(PathBuf),
+    /// The PTX file could not be read or written back.
+    Read(PathBuf, std::io::Error),
 }
 
 impl fmt::Display for Error {
@@ -62,6 +64,7 @@ impl fmt::Display for Error {
             Error::Missing(path) => {
                 write!(f, "the nvptx64 build succeeded but {} is missing", path.display())
             }
+            Error::Read(path, e) => write!(f, "could not read or rewrite the PTX {}: {e}", path.display()),
         }
     }
 }
@@ -141,8 +144,54 @@ impl PtxBuild {
             return Err(Error::Cargo(String::from_utf8_lossy(&output.stderr).into_owned()));
         }
         let ptx = self.ptx_path();
-        if ptx.is_file() { Ok(ptx) } else { Err(Error::Missing(ptx)) }
+        if !ptx.is_file() {
+            return Err(Error::Missing(ptx));
+        }
+        let text = std::fs::read_to_string(&ptx).map_err(|e| Error::Read(ptx.clone(), e))?;
+        let capped = cap_registers(&text, REGISTER_CAPS);
+        if capped != text {
+            std::fs::write(&ptx, capped).map_err(|e| Error::Read(ptx.clone(), e))?;
+        }
+        Ok(ptx)
     }
+}
+
+/// 32-bit registers of one SM on every GPU from Volta (sm_70) to Hopper (sm_90): a block of
+/// `t` threads fits an SM at `REGISTERS_PER_SM / t` registers a thread.
+pub const REGISTERS_PER_SM: u32 = 65536;
+
+/// Entry points whose registers a thread ptxas must hold to a cap, as (entry point, cap). The
+/// cap goes into the PTX as the entry's `.maxnreg` directive, which ptxas and the driver's JIT
+/// obey; Rust has no attribute for it.
+///
+/// The star25's `f32` kernel (`star_streaming.rs`, 16-byte rows, halo a plane ahead) launches in
+/// blocks of 32×16 threads, one per SM (`tiles::STAR25_F32`): 128 registers at most. Its planes
+/// clamped from above only took ptxas 13.5 to 130 registers, and held to 128 it spills nothing
+/// and issues 194 instructions a plane against 217 (docs/stencil-h200.md, 2026-12-06 22:54).
+pub const REGISTER_CAPS: &[(&str, u32)] = &[("stencil_star4_v4_a1_f32", REGISTERS_PER_SM / 512)];
+
+/// `ptx` with a `.maxnreg` directive after the parameter list of each entry point in `caps`
+/// that has none yet (so patching twice changes nothing).
+pub fn cap_registers(ptx: &str, caps: &[(&str, u32)]) -> String {
+    let mut out = String::with_capacity(ptx.len() + 32 * caps.len());
+    let mut pending: Option<u32> = None;
+    let mut lines = ptx.lines().peekable();
+    while let Some(line) = lines.next() {
+        out.push_str(line);
+        out.push('\n');
+        if let Some(rest) = line.trim_start().strip_prefix(".visible .entry ") {
+            let name = rest.split(['(', ' ']).next().unwrap_or(rest).trim();
+            pending = caps.iter().find(|(entry, _)| *entry == name).map(|&(_, cap)| cap);
+        } else if let Some(cap) = pending
+            && line.starts_with(')')
+        {
+            pending = None;
+            if !lines.peek().is_some_and(|next| next.trim_start().starts_with(".maxnreg")) {
+                out.push_str(&format!(".maxnreg {cap}\n"));
+            }
+        }
+    }
+    out
 }
 
 /// `sm_` followed by two or three digits.
@@ -210,6 +259,18 @@ mod tests {
     fn entry_points_are_read_from_ptx() {
         let ptx = ".version 7.0\n.visible .entry stencil7_basic_f32(\n\t.param .u64 a\n)\n.func helper(\n.visible .entry merge_basic_i32 (\n";
         assert_eq!(entry_points(ptx), ["stencil7_basic_f32", "merge_basic_i32"]);
+    }
+
+    #[test]
+    fn register_caps_go_after_the_parameters_of_their_entry_only_once() {
+        let ptx = ".visible .entry a(\n\t.param .u64 a_0\n)  // @a\n{\n}\n.visible .entry b(\n)\n{\n}\n";
+        let capped = cap_registers(ptx, &[("b", 96)]);
+        assert_eq!(
+            capped,
+            ".visible .entry a(\n\t.param .u64 a_0\n)  // @a\n{\n}\n.visible .entry b(\n)\n.maxnreg 96\n{\n}\n"
+        );
+        assert_eq!(cap_registers(&capped, &[("b", 96)]), capped);
+        assert_eq!(cap_registers(ptx, &[("c", 96)]), ptx);
     }
 
     #[test]

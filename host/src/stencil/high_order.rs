@@ -556,4 +556,34 @@ mod tests {
         let b = box_coeffs::<f32>(&[1.0, 2.0, 3.0, 4.0]);
         assert_eq!((b.center, b.face, b.edge, b.corner), (1.0, 2.0, 3.0, 4.0));
     }
+
+    #[test]
+    fn capped_kernels_fit_their_default_blocks_and_carry_the_cap_in_both_builds() {
+        let mut capped = 0;
+        for (shape, card) in tables() {
+            for precision in Precision::ALL {
+                let launch = default_launch(shape, precision, card).unwrap();
+                let entry = entry_point(shape, launch, precision).unwrap();
+                let Some(&(_, cap)) = ptx_build::REGISTER_CAPS.iter().find(|(name, _)| *name == entry) else {
+                    continue;
+                };
+                capped += 1;
+                let threads = launch.block[0] * launch.block[1];
+                assert!(
+                    cap * threads <= ptx_build::REGISTERS_PER_SM,
+                    "{entry}: {cap} registers × {threads} threads"
+                );
+                for ptx in [crate::gpu::PTX, crate::gpu::PTX_HOPPER] {
+                    let header = format!(".visible .entry {entry}(");
+                    let after = &ptx[ptx.find(&header).expect("the entry is built")..];
+                    let body = after.find("\n{").unwrap();
+                    assert!(
+                        after[..body].contains(&format!("\n.maxnreg {cap}")),
+                        "{entry}: no .maxnreg {cap}"
+                    );
+                }
+            }
+        }
+        assert!(capped > 0, "no default launch takes a capped kernel");
+    }
 }
