@@ -272,8 +272,9 @@ pub const STAR13_F32: StreamingShape = shape([32, 8], 4, 1, 1, SHAPE_PREFETCH, 3
 pub const STAR13_F64: StreamingShape = shape([32, 8], 2, 1, 1, SHAPE_PREFETCH, 32).with_cluster(CLUSTER_PAIR);
 /// The 25-point star's launch shape for `f32`: 32×16 threads of one row of 4 points, halo a
 /// plane ahead, launched [`IN_WAVES`]: at 512³ its 128 tiles of 128 × 16 points are one wave of one
-/// block per SM (128 registers; its queue shifts by three planes every three, `star_streaming.rs`),
-/// each block walking its column's 512 planes, so no run re-reads the `2R` planes beyond its ends
+/// block per SM (128 registers, the cap `ptx_build::REGISTER_CAPS` writes into the PTX; its queue
+/// shifts by three planes every three, `star_streaming.rs`), each block walking its column's 512
+/// planes, so no run re-reads the `2R` planes beyond its ends
 /// and no queue fills twice. The card decides between it and two rows a thread
 /// (`star_rows_streaming.rs`, 32×4, runs of 32 planes): `stencil_shapes_sweep` at 512³, one step,
 /// µs, on an H200 (2026-12-06, two rounds of one call) 353.0 / 354.4 against 400.9 / 397.9 for two
@@ -293,9 +294,11 @@ pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, SHAPE_PREFETCH, 
 /// the other way, 963.3 against 937.8; `ncu` there finds the two-row kernel waiting on its loads
 /// at 8 warps an SM (docs/stencil-h200.md). One step (`stencil`, not back to back) favours one row
 /// on both cards: on the H200 0.788 ms against 0.754–0.766 in earlier calls, on an H100 4.9–5.2 %
-/// less time for one row in each of three calls (3.2–3.8 % over 200 steps); an H200 call timing
-/// both in one call, one step and 200 steps, is to decide (docs/stencil-h200.md, "`--launch` on a
-/// GPU", gives its commands). An H100 takes [`STAR25_F64_H100`].
+/// less time for one row in each of three calls (3.2–3.8 % over 200 steps). One H200 call timed
+/// both (2026-12-06 22:54, alternating rounds): one row took 4.3–4.4 % less time in one step
+/// (0.7532–0.7543 ms against 0.7880–0.7883) and two rows 2.8–3.1 % less over 200 steps (0.8008–
+/// 0.8009 against 0.8243–0.8264), so two rows stay, for the long runs a solver makes; two rows in
+/// 32×8 blocks gained nothing (docs/stencil-h200.md). An H100 takes [`STAR25_F64_H100`].
 pub const STAR25_F64: StreamingShape = shape([32, 4], 2, 2, 1, SHAPE_PREFETCH, 32);
 /// The 27-point box's launch shape for `f32`: 32×16 threads of 4 points (64 registers from ptxas
 /// for sm_90, so an SM holds two such blocks), launched [`IN_WAVES`]. Chosen on an H200 (2026-12-02) once the kernel kept three values
