@@ -1,7 +1,8 @@
 //! The one PTX build path: compiles `gpu-kernels` for `nvptx64-nvidia-cuda` with a nested
 //! `cargo rustc` and returns the PTX file. The host's build script calls [`PtxBuild::run`]
 //! (so `cargo run` / `cargo test` need no extra step) and `cargo xtask build-ptx` calls the
-//! same function before its `ptxas` report.
+//! same function before its `ptxas` report. After the build, `run` writes the register caps of
+//! [`REGISTER_CAPS`] into the PTX (Rust has no attribute for them).
 //!
 //! The nested cargo runs in its own target directory (the outer build holds the lock on
 //! the normal one), with the outer build's `CARGO_*`, `RUSTC*` and `RUSTFLAGS` variables
@@ -43,8 +44,8 @@ pub enum Error {
     Cargo(String),
     /// Cargo succeeded but the PTX file is missing.
     Missing(PathBuf),
-    /// The PTX file could not be read or written back.
-    Read(PathBuf, std::io::Error),
+    /// The PTX file could not be read, or written back with its register caps.
+    Patch(PathBuf, std::io::Error),
 }
 
 impl fmt::Display for Error {
@@ -64,7 +65,9 @@ impl fmt::Display for Error {
             Error::Missing(path) => {
                 write!(f, "the nvptx64 build succeeded but {} is missing", path.display())
             }
-            Error::Read(path, e) => write!(f, "could not read or rewrite the PTX {}: {e}", path.display()),
+            Error::Patch(path, e) => {
+                write!(f, "could not write the register caps into the PTX {}: {e}", path.display())
+            }
         }
     }
 }
@@ -147,10 +150,10 @@ impl PtxBuild {
         if !ptx.is_file() {
             return Err(Error::Missing(ptx));
         }
-        let text = std::fs::read_to_string(&ptx).map_err(|e| Error::Read(ptx.clone(), e))?;
+        let text = std::fs::read_to_string(&ptx).map_err(|e| Error::Patch(ptx.clone(), e))?;
         let capped = cap_registers(&text, REGISTER_CAPS);
         if capped != text {
-            std::fs::write(&ptx, capped).map_err(|e| Error::Read(ptx.clone(), e))?;
+            std::fs::write(&ptx, capped).map_err(|e| Error::Patch(ptx.clone(), e))?;
         }
         Ok(ptx)
     }
@@ -179,8 +182,7 @@ pub fn cap_registers(ptx: &str, caps: &[(&str, u32)]) -> String {
     while let Some(line) = lines.next() {
         out.push_str(line);
         out.push('\n');
-        if let Some(rest) = line.trim_start().strip_prefix(".visible .entry ") {
-            let name = rest.split(['(', ' ']).next().unwrap_or(rest).trim();
+        if let Some(name) = entry_name(line) {
             pending = caps.iter().find(|(entry, _)| *entry == name).map(|&(_, cap)| cap);
         } else if let Some(cap) = pending
             && line.starts_with(')')
@@ -208,10 +210,13 @@ pub fn arch_number(arch: &str) -> u32 {
 
 /// The kernel entry points (`.entry` names) declared in a PTX module, in order.
 pub fn entry_points(ptx: &str) -> Vec<&str> {
-    ptx.lines()
-        .filter_map(|line| line.trim_start().strip_prefix(".visible .entry "))
-        .map(|rest| rest.split(['(', ' ']).next().unwrap_or(rest).trim())
-        .collect()
+    ptx.lines().filter_map(entry_name).collect()
+}
+
+/// The entry point a PTX line declares, if it opens one (`.visible .entry name(`).
+fn entry_name(line: &str) -> Option<&str> {
+    let rest = line.trim_start().strip_prefix(".visible .entry ")?;
+    Some(rest.split(['(', ' ']).next().unwrap_or(rest).trim())
 }
 
 /// The cargo that runs this build (the outer cargo sets `CARGO`), else `cargo` on `PATH`.
