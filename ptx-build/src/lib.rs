@@ -168,9 +168,9 @@ pub const REGISTERS_PER_SM: u32 = 65536;
 /// obey; Rust has no attribute for it.
 ///
 /// The star25's `f32` kernel (`star_streaming.rs`, 16-byte rows, halo a plane ahead) launches in
-/// blocks of 32×16 threads, one per SM (`tiles::STAR25_F32`): 128 registers at most. Its planes
-/// clamped from above only took ptxas 13.5 to 130 registers, and held to 128 it spills nothing
-/// and issues 194 instructions a plane against 217 (docs/stencil-h200.md, 2026-12-06 22:54).
+/// blocks of 32×16 threads, one per SM (`tiles::STAR25_F32`): 128 registers at most, where ptxas
+/// 13.5 would take 130 (held to 128 it spills nothing; why it takes more, and what that buys, is
+/// at the planes' clamp in `star_streaming.rs`).
 pub const REGISTER_CAPS: &[(&str, u32)] = &[("stencil_star4_v4_a1_f32", REGISTERS_PER_SM / 512)];
 
 /// `ptx` with a `.maxnreg` directive after the parameter list of each entry point in `caps`
