@@ -173,13 +173,14 @@ pub const REGISTERS_PER_SM: u32 = 65536;
 /// at the planes' clamp in `star_streaming.rs`).
 pub const REGISTER_CAPS: &[(&str, u32)] = &[("stencil_star4_v4_a1_f32", REGISTERS_PER_SM / 512)];
 
-/// `ptx` with a `.maxnreg` directive after the parameter list of each entry point in `caps`
-/// that has none yet (so patching twice changes nothing).
+/// `ptx` with exactly the `.maxnreg` directives of `caps`: one after the parameter list of each
+/// entry point in `caps`, none anywhere else. rustc writes none, so any already there is an
+/// earlier patch's and goes: patching twice changes nothing, and a cap changed or removed takes
+/// effect even when the nested build has nothing to recompile (its PTX is the patched file).
 pub fn cap_registers(ptx: &str, caps: &[(&str, u32)]) -> String {
     let mut out = String::with_capacity(ptx.len() + 32 * caps.len());
     let mut pending: Option<u32> = None;
-    let mut lines = ptx.lines().peekable();
-    while let Some(line) = lines.next() {
+    for line in ptx.lines().filter(|line| !line.trim_start().starts_with(".maxnreg")) {
         out.push_str(line);
         out.push('\n');
         if let Some(name) = entry_name(line) {
@@ -188,9 +189,7 @@ pub fn cap_registers(ptx: &str, caps: &[(&str, u32)]) -> String {
             && line.starts_with(')')
         {
             pending = None;
-            if !lines.peek().is_some_and(|next| next.trim_start().starts_with(".maxnreg")) {
-                out.push_str(&format!(".maxnreg {cap}\n"));
-            }
+            out.push_str(&format!(".maxnreg {cap}\n"));
         }
     }
     out
@@ -276,6 +275,14 @@ mod tests {
         );
         assert_eq!(cap_registers(&capped, &[("b", 96)]), capped);
         assert_eq!(cap_registers(ptx, &[("c", 96)]), ptx);
+    }
+
+    #[test]
+    fn a_cap_changed_or_removed_replaces_the_earlier_patch() {
+        let ptx = ".visible .entry b(\n)\n{\n}\n";
+        let capped = cap_registers(ptx, &[("b", 96)]);
+        assert_eq!(cap_registers(&capped, &[("b", 64)]), ".visible .entry b(\n)\n.maxnreg 64\n{\n}\n");
+        assert_eq!(cap_registers(&capped, &[]), ptx);
     }
 
     #[test]
