@@ -274,8 +274,8 @@ pub const STAR13_F64: StreamingShape = shape([32, 8], 2, 1, 1, SHAPE_PREFETCH, 3
 /// plane ahead, launched [`IN_WAVES`]: at 512³ its 128 tiles of 128 × 16 points are one wave of one
 /// block per SM (128 registers, the cap `ptx_build::REGISTER_CAPS` writes into the PTX; its queue
 /// shifts by three planes every three, `star_streaming.rs`), each block walking its column's 512
-/// planes, so no run re-reads the `2R` planes beyond its ends
-/// and no queue fills twice. The card decides between it and two rows a thread
+/// planes, so no run re-reads the `2R` planes beyond its ends and no queue fills twice. The card
+/// decides between it and two rows a thread
 /// (`star_rows_streaming.rs`, 32×4, runs of 32 planes): `stencil_shapes_sweep` at 512³, one step,
 /// µs, on an H200 (2026-12-06, two rounds of one call) 353.0 / 354.4 against 400.9 / 397.9 for two
 /// rows, 72.2–72.5 % of the same run's copy against 63.8–64.3 %; on an H100 80GB HBM3 (2026-12-05, three
