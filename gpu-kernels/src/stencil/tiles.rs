@@ -287,18 +287,14 @@ pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, SHAPE_PREFETCH, 
 /// The 25-point star's launch shape for `f64`: two rows of 2 points a thread
 /// (`star_rows_streaming.rs`, 232 registers from ptxas 13.5 for sm_90), the y arm's rows loaded a
 /// plane ahead, 32×4 threads, runs of 32 planes. The second row reads the y neighbours once for
-/// both rows (0.69 L1 wavefronts a point against 0.94 for one row). `stencil_shapes_sweep` at
-/// 512³, one step, µs, on an H200 (2026-12-06, two rounds of one call): 836.6 / 836.6 against
-/// 887.7 / 885.0 for one row of 2 points (32×4, halo a plane ahead, runs of 32: the former
-/// default), 60.6 % of the same run's copy against 57.1–57.3 %. On an H100 (2026-12-06) the order is
-/// the other way, 963.3 against 937.8; `ncu` there finds the two-row kernel waiting on its loads
-/// at 8 warps an SM (docs/stencil-h200.md). One step (`stencil`, not back to back) favours one row
-/// on both cards: on the H200 0.788 ms against 0.754–0.766 in earlier calls, on an H100 4.9–5.2 %
-/// less time for one row in each of three calls (3.2–3.8 % over 200 steps). One H200 call timed
-/// both (2026-12-06 22:54, alternating rounds): one row took 4.3–4.4 % less time in one step
-/// (0.7532–0.7543 ms against 0.7880–0.7883) and two rows 2.8–3.1 % less over 200 steps (0.8008–
-/// 0.8009 against 0.8243–0.8264), so two rows stay, for the long runs a solver makes; two rows in
-/// 32×8 blocks gained nothing (docs/stencil-h200.md). An H100 takes [`STAR25_F64_H100`].
+/// both rows (0.69 L1 wavefronts a point against 0.94 for one row). Chosen for the long runs a
+/// solver makes: on an H200 (2026-12-06 22:54, one call, alternating rounds at 512³) two rows took
+/// 2.8–3.1 % less time than one row of 2 points (32×4, halo a plane ahead, runs of 32) over 200
+/// steps (0.8008–0.8009 ms against 0.8243–0.8264), and `stencil_shapes_sweep`'s sustained steps
+/// 836.6 µs against 885.0–887.7 (60.6 % of the copy against 57.1–57.3); one step alone favours
+/// one row, 4.3–4.4 % less time (0.7532–0.7543 ms against 0.7880–0.7883). Two rows in 32×8
+/// blocks gained nothing. docs/stencil-h200.md has the history, and the H100, where one row leads
+/// in both (`ncu`: two rows wait on their loads at 8 warps an SM): [`STAR25_F64_H100`].
 pub const STAR25_F64: StreamingShape = shape([32, 4], 2, 2, 1, SHAPE_PREFETCH, 32);
 /// The 27-point box's launch shape for `f32`: 32×16 threads of 4 points (64 registers from ptxas
 /// for sm_90, so an SM holds two such blocks), launched [`IN_WAVES`]. Chosen on an H200 (2026-12-02) once the kernel kept three values
