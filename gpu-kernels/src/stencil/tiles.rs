@@ -270,19 +270,20 @@ pub const SHAPE_PREFETCH: usize = 1;
 pub const STAR13_F32: StreamingShape = shape([32, 8], 4, 1, 1, SHAPE_PREFETCH, 32).with_cluster(CLUSTER_PAIR);
 /// As [`STAR13_F32`], for `f64` (16-byte rows of 2 points): 222 Gpoints/s, 84.0 % of the copy.
 pub const STAR13_F64: StreamingShape = shape([32, 8], 2, 1, 1, SHAPE_PREFETCH, 32).with_cluster(CLUSTER_PAIR);
-/// The 25-point star's launch shape for `f32`: 32×16 threads of one row of 4 points, halo a
-/// plane ahead, launched [`IN_WAVES`]: at 512³ its 128 tiles of 128 × 16 points are one wave of one
-/// block per SM (128 registers, the cap `ptx_build::REGISTER_CAPS` writes into the PTX; its queue
-/// shifts by three planes every three, `star_streaming.rs`), each block walking its column's 512
-/// planes, so no run re-reads the `2R` planes beyond its ends and no queue fills twice. The card
-/// decides between it and two rows a thread
-/// (`star_rows_streaming.rs`, 32×4, runs of 32 planes): `stencil_shapes_sweep` at 512³, one step,
-/// µs, on an H200 (2026-12-06, two rounds of one call) 353.0 / 354.4 against 400.9 / 397.9 for two
-/// rows, 72.2–72.5 % of the same run's copy against 63.8–64.3 %; on an H100 80GB HBM3 (2026-12-05, three
-/// calls) two rows ran 1.24× faster (452.5–456.3 against 562.9–565.4). The H200 is the card this
-/// library is tuned for (docs/stencil-h200.md, "The star25's defaults on an H200"); there the
-/// same kernel in runs of 32 planes was slower than its one wave (2026-12-01: the sweep's best in
-/// runs, 32×8, 407.1 µs against 382.6). An H100 takes [`STAR25_F32_H100`].
+/// The 25-point star's launch shape for `f32`: 32×16 threads of one row of 4 points, halo a plane
+/// ahead, launched [`IN_WAVES`]: at 512³ its 128 tiles of 128 × 16 points are one wave of one block
+/// per SM (128 registers, the cap `ptx_build::REGISTER_CAPS` writes into the PTX; its queue shifts
+/// by three planes every three, `star_streaming.rs`), each block walking its column's 512 planes,
+/// so no run re-reads the `2R` planes beyond its ends and no queue fills twice. Against two rows a
+/// thread (`star_rows_streaming.rs`, 32×4, runs of 32 planes): `stencil_shapes_sweep` at 512³, one
+/// step, µs, on an H200 (2026-12-06, two rounds of one call) 353.0 / 354.4 against 400.9 / 397.9
+/// for two rows, 72.2–72.5 % of the same run's copy against 63.8–64.3 %. On an H100 80GB HBM3 two
+/// rows ran 1.24× faster than this one wave (2026-12-05, three calls: 452.5–456.3 against
+/// 562.9–565.4), and slower than the same kernel in runs of 32 planes, which that card takes
+/// ([`STAR25_F32_H100`]; 432.0 µs in its sweep of 2026-12-06). The H200 is the card this library is
+/// tuned for (docs/stencil-h200.md, "The star25's defaults on an H200"); there the same kernel in
+/// runs of 32 planes was slower than its one wave (2026-12-01: the sweep's best in runs, 32×8,
+/// 407.1 µs against 382.6).
 pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, SHAPE_PREFETCH, IN_WAVES);
 /// The 25-point star's launch shape for `f64`: two rows of 2 points a thread
 /// (`star_rows_streaming.rs`, 232 registers from ptxas 13.5 for sm_90), the y arm's rows loaded a
