@@ -298,19 +298,20 @@ pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, SHAPE_PREFETCH, 
 /// in both (`ncu`: two rows wait on their loads at 8 warps an SM): [`STAR25_F64_H100`].
 pub const STAR25_F64: StreamingShape = shape([32, 4], 2, 2, 1, SHAPE_PREFETCH, 32);
 /// The 27-point box's launch shape for `f32`: 32×16 threads of 4 points (64 registers from ptxas
-/// for sm_90, so an SM holds two such blocks), launched [`IN_WAVES`]. Chosen on an H200 (2026-12-02) once the kernel kept three values
-/// a point (`box_streaming.rs`): `stencil_shapes_sweep` 288.8 µs a step against 318.1 for the former
-/// default (32×4 threads, runs of 32 planes); one step at 512³, alternating in one call, 0.2748–
-/// 0.2752 ms against 0.2947–0.2948 (93.8–94.0 % of the copy against 87.6–88.0).
+/// for sm_90, so an SM holds two such blocks), launched [`IN_WAVES`]. Chosen on an H200
+/// (2026-12-02) once the kernel kept three values a point (`box_streaming.rs`):
+/// `stencil_shapes_sweep` 288.8 µs a step against 318.1 for the former default (32×4 threads, runs
+/// of 32 planes); one step at 512³, alternating in one call, 0.2748–0.2752 ms against
+/// 0.2947–0.2948 (93.8–94.0 % of the copy against 87.6–88.0).
 pub const BOX27_F32: StreamingShape = shape([32, 16], 4, 1, 0, SHAPE_PREFETCH, IN_WAVES);
-/// The 27-point box's launch shape for `f64`: 32×16 threads of 2 points in each of 2 rows (a
-/// thread loads 4 rows a plane for 2 rows of output: by count 1.5 L1 sectors a point, against
-/// the 3.0 `ncu` counted for one row of 4 points; 128 registers, one block per SM), launched [`IN_WAVES`]: at 512³ one wave of
-/// 128 blocks, each walking its whole column. `stencil_shapes_sweep` (H200, 2026-12-02): 581.5 µs
-/// a step against 649.5 for the former default (one row of 4 points); one step at 512³ 0.5698–
-/// 0.5749 ms, 88.6–89.1 % of the copy (the former default, in an earlier call of the same session:
-/// 0.5904–0.5910, 85.6–85.8 %); the same launch in runs of 32 planes took 596.0 µs in that sweep. An
-/// H100 takes [`BOX27_F64_H100`].
+/// The 27-point box's launch shape for `f64`: 32×16 threads of 2 points in each of 2 rows (a thread
+/// loads 4 rows a plane for 2 rows of output: by count 1.5 L1 sectors a point, against the 3.0
+/// `ncu` counted for one row of 4 points; 128 registers, one block per SM), launched [`IN_WAVES`]:
+/// at 512³ one wave of 128 blocks, each walking its whole column. `stencil_shapes_sweep` (H200,
+/// 2026-12-02): 581.5 µs a step against 649.5 for the former default (one row of 4 points); one
+/// step at 512³ 0.5698–0.5749 ms, 88.6–89.1 % of the copy (the former default, in an earlier call
+/// of the same session: 0.5904–0.5910, 85.6–85.8 %); the same launch in runs of 32 planes took
+/// 596.0 µs in that sweep. An H100 takes [`BOX27_F64_H100`].
 pub const BOX27_F64: StreamingShape = shape([32, 16], 2, 2, 0, SHAPE_PREFETCH, IN_WAVES);
 
 /// The GPUs whose measurements chose the streaming kernels' launches. Where the best launch on
