@@ -110,6 +110,8 @@ fn host_call(name: &str) -> ! {
 #[cfg(not(target_arch = "nvptx64"))]
 pub mod emulation;
 
+pub mod tensor;
+
 /// A one-dimensional array of `T` in the block's launch-sized shared memory, starting
 /// `offset` elements of `T` from its start (so one block can hold several arrays).
 ///
@@ -830,7 +832,7 @@ pub mod bulk {
     /// The 32-bit shared-memory address of a generic pointer into shared memory.
     #[cfg(all(target_arch = "nvptx64", target_feature = "sm_90"))]
     #[inline(always)]
-    fn shared_address<T>(ptr: *const T) -> u32 {
+    pub(super) fn shared_address<T>(ptr: *const T) -> u32 {
         let address: u32;
         // SAFETY: a pure address conversion.
         unsafe {
@@ -925,6 +927,13 @@ pub mod bulk {
         #[inline(always)]
         pub unsafe fn at(at: *mut u64) -> Self {
             Self { at }
+        }
+
+        /// The barrier's 8 bytes of shared memory (for the copies of [`tensor`](super::tensor)).
+        #[cfg_attr(not(all(target_arch = "nvptx64", target_feature = "sm_90")), allow(dead_code))]
+        #[inline(always)]
+        pub(in crate::device) fn word(self) -> *mut u64 {
+            self.at
         }
 
         /// Initialises the barrier for one arriving thread (`mbarrier.init`) and makes that
