@@ -46,6 +46,7 @@ pub mod random;
 pub mod report;
 pub mod stats;
 pub mod stencil;
+pub mod tensor_map;
 pub mod verify;
 
 pub use element::{Element, Precision};
