@@ -6,21 +6,24 @@
 
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::device::emulation;
+use gpu_kernels::device::tensor::TensorMap;
 use gpu_kernels::stencil::star::StarCoeffs;
 use gpu_kernels::stencil::tiles::{
-    COARSENED_IN_TILE_DIM, HALO_IN_SHARED, HaloRing, REGISTER_TILED_IN_TILE_DIM, SHARED_TILED_IN_TILE_DIM,
-    StreamingKernel, StreamingShape, TemporalShape, TunedCard, star_tiled_in_tile_dim,
+    COARSENED_IN_TILE_DIM, HALO_BY_TENSOR_COPY, HALO_IN_SHARED, HaloRing, REGISTER_TILED_IN_TILE_DIM,
+    SHARED_TILED_IN_TILE_DIM, StreamingKernel, StreamingShape, TemporalShape, TunedCard,
+    star_tiled_in_tile_dim,
 };
 use gpu_kernels::stencil::{
     Coeffs, Grid3, Walk, stencil_basic, stencil_box_streaming, stencil_coarsened, stencil_register_tiled,
     stencil_shared_tiled, stencil_star_rows_streaming, stencil_star_shared_streaming,
-    stencil_star_shared_tiled, stencil_star_streaming, stencil_streaming, stencil_temporal,
+    stencil_star_shared_tiled, stencil_star_streaming, stencil_star_tensor_streaming, stencil_streaming,
+    stencil_temporal,
 };
 use host::stencil::{
     StencilShape, StencilVariant, high_order, reference_box_step, reference_star_step, reference_steps,
     streaming, temporal,
 };
-use host::{Element, random};
+use host::{Element, Precision, random};
 use ndarray::Array3;
 
 /// Grids of the GPU tests' `every_shape_kernel`, nz × ny × nx: rows of 19, 11 and 70 leave the
@@ -75,7 +78,7 @@ fn same_bits<T: Element>(out: &Array3<T>, expected: &Array3<T>) -> bool {
 
 /// `launch` for `shape` fitted to `grid` in `T`, as `StencilProblem` plans it.
 fn planned<T: Element>(shape: StencilShape, launch: StreamingShape, grid: Grid3) -> StreamingShape {
-    high_order::shape_launch(shape, launch, grid, T::PRECISION, 132).unwrap().1
+    high_order::shape_launch(shape, launch, grid, T::PRECISION, 132, true).unwrap().1
 }
 
 /// The star of order `R` launched as `launch(shape)` (fitted to each grid) equals the reference
@@ -134,12 +137,22 @@ fn star25_f64_two_rows_ahead(launch: StreamingShape) -> fn(*const f64, *mut f64,
     }
 }
 
-/// Every card's table: the H200's two rows in `f64` and one wave in `f32`, the H100's one row in
-/// `f64` and runs of planes in `f32`.
+/// Every card's table: the H200's two rows in `f64` and one wave in `f32`, the H100's runs of
+/// planes in `f32`; the H100's `f64` default, whose tiles arrive by tensor copies, as it runs
+/// where they cannot (one row, its halo a plane ahead; the kernel itself:
+/// `the_tensor_copy_stars_equal_the_reference`).
 #[test]
 fn the_star25_default_kernels_equal_the_reference() {
     for card in TunedCard::ALL {
-        star_matches::<f64, 4>(default_on::<f64>(card), |launch| {
+        let registers = |shape| {
+            let launch = default_on::<f64>(card)(shape);
+            if launch.kernel.ahead == HALO_BY_TENSOR_COPY {
+                high_order::without_tensor_copies(launch)
+            } else {
+                launch
+            }
+        };
+        star_matches::<f64, 4>(registers, |launch| {
             match (launch.kernel.vector, launch.kernel.rows, launch.kernel.ahead) {
                 (_, 2, 1) => star25_f64_two_rows_ahead(launch),
                 (2, 1, 1) => |i, o, g, c| unsafe { stencil_star_streaming::<f64, 4, 2, 9, true>(i, o, g, c) },
@@ -462,4 +475,48 @@ fn star_shared_matches<T: Element, const V: usize>() {
 fn the_shared_halo_stars_equal_the_reference() {
     star_shared_matches::<f32, 4>();
     star_shared_matches::<f64, 2>();
+}
+
+/// The star25 whose tiles arrive by tensor copies (`star_tensor_streaming.rs`, emulated: the
+/// copies land at once) in its built blocks of 32 × 4 threads of four rows of `V`-wide patches,
+/// planned as the library plans it on a GPU with tensor copies: grids whose tiles overhang every
+/// face, one of the minimum thickness, and one whose runs along z are several.
+fn star_tensor_matches<T: Element, const V: usize>() {
+    let shape = StencilShape::Star25;
+    // The H100's `f64` default, and the same in `f32`.
+    let h100 = high_order::default_launch(shape, Precision::F64, TunedCard::H100).unwrap();
+    assert_eq!(h100.kernel.ahead, HALO_BY_TENSOR_COPY);
+    let tensor = StreamingShape { kernel: StreamingKernel { vector: V, ..h100.kernel }, ..h100 };
+    for (nz, ny, nx) in [(16, 11, 12), (21, 19, 40), (9, 9, 8), (70, 9, 8)] {
+        let input = random::random_grid::<T>((nz, ny, nx), 17).unwrap();
+        let grid = grid_of(&input);
+        let launch = planned::<T>(shape, tensor, grid);
+        assert_eq!((launch.kernel.ahead, launch.kernel.vector), (HALO_BY_TENSOR_COPY, V), "{nz}x{ny}x{nx}");
+        let ring = high_order::tensor_ring(4, launch).unwrap();
+        let config = LaunchConfig {
+            shared_mem_bytes: ring.shared_bytes(size_of::<T>()) as u32,
+            ..streaming::launch_config(launch, grid, RESIDENT).unwrap()
+        };
+        let map = TensorMap::emulated(input.as_ptr(), [nx, ny, nz].map(|n| n as u64), ring.box_dims());
+        for values in
+            [shape.default_coeffs(), (0..shape.coefficient_count()).map(|i| 0.3 - i as f64 / 9.0).collect()]
+        {
+            let coeffs = high_order::star_coeffs::<T, 4>(&values);
+            let out = run_blocks(&input, config, |i, o, g| {
+                // SAFETY: the library's launch and shared memory for this kernel, on buffers of
+                // the grid's size, with the emulated map of the input.
+                unsafe { stencil_star_tensor_streaming::<T, 4, V, 9, 32, 4, 4>(i, o, g, coeffs, &map) }
+            });
+            assert!(
+                same_bits(&out, &reference_star_step(input.view(), coeffs)),
+                "{shape} tensor copies v{V} on {nz}x{ny}x{nx} ({launch:?})"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_tensor_copy_stars_equal_the_reference() {
+    star_tensor_matches::<f32, 4>();
+    star_tensor_matches::<f64, 2>();
 }

@@ -147,11 +147,14 @@ proptest! {
     ) {
         for shape in StencilShape::ALL {
             let _ = high_order::entry_point(shape, launch, precision);
-            let fitted = high_order::fit(shape, launch, grid, precision);
-            let _ = high_order::halo_ring(shape.radius(), launch);
-            if let Ok(config) = streaming::launch_config(fitted, grid, resident) {
-                launchable(&config)?;
+            for tensor_copies in [false, true] {
+                let fitted = high_order::fit(shape, launch, grid, precision, tensor_copies);
+                if let Ok(config) = streaming::launch_config(fitted, grid, resident) {
+                    launchable(&config)?;
+                }
             }
+            let _ = high_order::halo_ring(shape.radius(), launch);
+            let _ = high_order::tensor_ring(shape.radius(), launch);
         }
         if let Ok((_, config)) = high_order::star_tiled_launch(order, grid, precision) {
             launchable(&config)?;
@@ -233,9 +236,12 @@ fn every_built_shape_plans_on_the_tested_grids() {
             }
             for (stencil, card) in high_order::tables() {
                 for launch in high_order::sweep(stencil, precision, card).unwrap() {
-                    let (_, fitted) =
-                        high_order::shape_launch(stencil, launch, grid, precision, 132).unwrap();
-                    launchable(&streaming::launch_config(fitted, grid, 264).unwrap()).unwrap();
+                    for tensor_copies in [false, true] {
+                        let (_, fitted) =
+                            high_order::shape_launch(stencil, launch, grid, precision, 132, tensor_copies)
+                                .unwrap();
+                        launchable(&streaming::launch_config(fitted, grid, 264).unwrap()).unwrap();
+                    }
                 }
             }
             for &shape in temporal::sweep(precision) {

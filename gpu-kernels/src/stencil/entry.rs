@@ -255,6 +255,44 @@ star_shared_entry_points! {
     STAR_SHARED_KERNELS_F64: f64 => [(4, 2, 32, 8)];
 }
 
+/// Stamps out the high-order stars' tensor-copy streaming kernels
+/// `stencil_star<R>_tensor_b<BX>x<BY>_v<V>_r<ROWS>_<t>` for each `(R, V, BX, BY, ROWS)` listed,
+/// and the list as `$list` for the host. Their fifth parameter is the input's tensor map.
+macro_rules! star_tensor_entry_points {
+    ($($list:ident: $t:ident => [$(($r:literal, $v:literal, $bx:literal, $by:literal, $rows:literal)),* $(,)?];)*) => {$(
+        #[doc = concat!("Every tensor-copy star entry point built for `", stringify!($t), "`: (order, vector, block x, block y, rows).")]
+        pub const $list: &[(usize, usize, usize, usize, usize)] = &[$(($r, $v, $bx, $by, $rows)),*];
+        $(
+            #[cfg(target_arch = "nvptx64")]
+            #[unsafe(no_mangle)]
+            pub unsafe extern "ptx-kernel" fn ${concat(stencil_star, $r, _tensor_b, $bx, x, $by, _v, $v, _r, $rows, _, $t)}(
+                input: *const $t,
+                output: *mut $t,
+                grid: super::Grid3,
+                coeffs: super::star::StarCoeffs<$t, $r>,
+                map: *const crate::device::tensor::TensorMap,
+            ) {
+                // SAFETY: the host picks this entry point only with the Hopper build loaded, for
+                // grids whose `nx` `V` divides, passes the tensor map of `input` with the ring's
+                // box, launches blocks of `BX × BY` threads covering the grid with patches of
+                // `ROWS` rows, and gives them the ring (`tiles::TensorRing::shared_bytes`).
+                unsafe {
+                    super::stencil_star_tensor_streaming::<$t, $r, $v, { 2 * $r + 1 }, $bx, $by, $rows>(
+                        input, output, grid, coeffs, map,
+                    )
+                }
+            }
+        )*
+    )*};
+}
+
+// The 25-point star in blocks of 32×4 threads of four rows of one 16-byte patch: the CUDA
+// prototype's fastest on an H100 (docs/stencil-h200.md, 2026-12-07).
+star_tensor_entry_points! {
+    STAR_TENSOR_KERNELS_F32: f32 => [(4, 4, 32, 4, 4)];
+    STAR_TENSOR_KERNELS_F64: f64 => [(4, 2, 32, 4, 4)];
+}
+
 /// Stamps out the box stencil's entry points `stencil_box27_v<V>_r<ROWS>_<t>` for each
 /// `(V, ROWS)` listed (points per row and rows per thread), and the list as `$list` for the host.
 macro_rules! box_entry_points {

@@ -65,6 +65,7 @@ mod star_rows_streaming;
 mod star_shared_streaming;
 mod star_shared_tiled;
 mod star_streaming;
+mod star_tensor_streaming;
 mod streaming;
 mod temporal;
 pub mod tiles;
@@ -74,8 +75,9 @@ pub use box_streaming::stencil_box_streaming;
 pub use coarsened::stencil_coarsened;
 pub use entry::{
     BOX_KERNELS_F32, BOX_KERNELS_F64, STAR_KERNELS_F32, STAR_KERNELS_F64, STAR_ROWS_KERNELS_F32,
-    STAR_ROWS_KERNELS_F64, STAR_SHARED_KERNELS_F32, STAR_SHARED_KERNELS_F64, STREAMING_KERNELS_F32,
-    STREAMING_KERNELS_F64, TEMPORAL_KERNELS_F32, TEMPORAL_KERNELS_F64,
+    STAR_ROWS_KERNELS_F64, STAR_SHARED_KERNELS_F32, STAR_SHARED_KERNELS_F64, STAR_TENSOR_KERNELS_F32,
+    STAR_TENSOR_KERNELS_F64, STREAMING_KERNELS_F32, STREAMING_KERNELS_F64, TEMPORAL_KERNELS_F32,
+    TEMPORAL_KERNELS_F64,
 };
 pub use register_tiled::stencil_register_tiled;
 pub use shared_tiled::stencil_shared_tiled;
@@ -83,6 +85,7 @@ pub use star_rows_streaming::stencil_star_rows_streaming;
 pub use star_shared_streaming::stencil_star_shared_streaming;
 pub use star_shared_tiled::stencil_star_shared_tiled;
 pub use star_streaming::stencil_star_streaming;
+pub use star_tensor_streaming::stencil_star_tensor_streaming;
 pub use streaming::{Walk, Window, stencil_streaming};
 pub use temporal::{stencil_temporal, temporal_out_tile, temporal_shared_elements};
 

@@ -39,7 +39,8 @@ pub struct StreamingKernel {
     /// For the high-order stars, how the x–y halo is staged: 0 loaded in the iteration that
     /// uses it, 1 a plane ahead in registers (with two rows a thread, the y arm's rows only),
     /// [`HALO_IN_SHARED`] a plane ahead through a ring of shared-memory tiles
-    /// (`star_shared_streaming.rs`).
+    /// (`star_shared_streaming.rs`), [`HALO_BY_TENSOR_COPY`] by tensor copies into such a ring
+    /// (`star_tensor_streaming.rs`).
     pub ahead: usize,
     /// How many planes beyond the register queue each thread prefetches into L2 (0: none).
     pub prefetch: usize,
@@ -344,12 +345,25 @@ impl TunedCard {
 /// (`stencil_shapes_sweep`, sustained) has it within 0.6 % of its best, 32×8 threads in runs of 32.
 pub const STAR25_F32_H100: StreamingShape = StreamingShape { planes: RUN_PLANES, ..STAR25_F32 };
 
-/// [`STAR25_F64`] on an H100: one row of 2 points a thread, halo a plane ahead, 32×4 threads, runs
-/// of [`RUN_PLANES`] planes (the H200's default before 2026-12-06). One step at 512³, three calls
-/// each alternating three rounds: 4.9–5.2 % less time than two rows (0.8977–0.8981 ms, 79.4–79.8 %
-/// of the copy, against 0.9438–0.9441 in the last); 200 steps 3.2–3.8 % less; in the sweep
-/// (sustained) 939.2 µs against 965.1–970.2 for two rows, within 0.4 % of its best (32×8).
-pub const STAR25_F64_H100: StreamingShape = shape([32, 4], 2, 1, 1, SHAPE_PREFETCH, RUN_PLANES);
+/// [`STAR25_F64`] on an H100: the tiles brought by tensor copies ([`HALO_BY_TENSOR_COPY`],
+/// `star_tensor_streaming.rs`), 32×4 threads of four rows of 2 points, runs of [`RUN_PLANES`]
+/// planes. One call on an H100 80GB HBM3 (2026-12-07 17:09, `stencil --launch`, median of 20,
+/// alternating with the former default, one row a thread with its halo a plane ahead in
+/// registers, [`STAR25_F64_H100_REGISTERS`]): at 512³ one step 0.8261–0.8275 ms, 86.1–86.5 % of
+/// the same run's copy, against 0.8972–0.8974 ms (79.5–79.7 %), 7.9 % less time (three rounds);
+/// 200 steps 0.8340 ms a step against 0.9242 (85.3 % against 77.1 %); 256×512×1024 0.8876–0.8883
+/// ms against 0.9303–0.9308 (runs of 64 planes there: 0.8559–0.8593). Where the tensor copies
+/// cannot run (rows of a length no 16-byte row holds, grids past the copy engine's limits), the
+/// former default runs (`high_order::without_tensor_copies` in `host`).
+pub const STAR25_F64_H100: StreamingShape = shape([32, 4], 2, 4, HALO_BY_TENSOR_COPY, 0, RUN_PLANES);
+
+/// [`STAR25_F64_H100`] before the tensor copies (2026-12-06 to 12-07): one row of 2 points a
+/// thread, halo a plane ahead, 32×4 threads, runs of [`RUN_PLANES`] planes (the H200's default
+/// before 2026-12-06). One step at 512³, three calls each alternating three rounds: 4.9–5.2 % less
+/// time than two rows (0.8977–0.8981 ms, 79.4–79.8 % of the copy, against 0.9438–0.9441 in the
+/// last); 200 steps 3.2–3.8 % less; in the sweep (sustained) 939.2 µs against 965.1–970.2 for two
+/// rows, within 0.4 % of its best (32×8).
+pub const STAR25_F64_H100_REGISTERS: StreamingShape = shape([32, 4], 2, 1, 1, SHAPE_PREFETCH, RUN_PLANES);
 
 /// [`BOX27_F64`] on an H100: the same kernel and blocks in runs of [`RUN_PLANES`] planes. One step
 /// at 512³ (2026-12-06, two rounds): 95.1 / 95.4 % of the copy against 88.6 / 88.7 % in one wave,
@@ -455,6 +469,90 @@ impl HaloRing {
         let (row, patch) = (r + index / sides, index % sides);
         let column = if right { self.side() + bx * v + patch * v } else { patch * v };
         Some((row, column))
+    }
+}
+
+/// [`StreamingKernel::ahead`] of the high-order stars' kernels whose x–y tiles arrive by
+/// Hopper's tensor copies ([`TensorRing`], `star_tensor_streaming.rs`), entry points
+/// `stencil_star<R>_tensor_b<BX>x<BY>_v<V>_r<ROWS>_<t>`. They take no L2 prefetch (`p0`): the
+/// ring's copies run [`TensorRing::TILES`] − `R` planes ahead of their use.
+pub const HALO_BY_TENSOR_COPY: usize = 3;
+
+/// The shared-memory ring of the stars' tensor-copy streaming kernel
+/// (`star_tensor_streaming.rs`): [`TILES`](Self::TILES) tiles, each one plane of the block's
+/// `block[0] · vector` columns and `block[1] · rows` rows with a halo of `order` rows above and
+/// below and [`side`](Self::side) columns left and right, brought whole by one tensor copy (the
+/// copy's box, [`box_dims`](Self::box_dims)); then one transaction barrier per tile. Shared by
+/// the kernel and the host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorRing {
+    /// The star's order `R`.
+    pub order: usize,
+    /// Points per thread along x (a patch), `V`.
+    pub vector: usize,
+    /// Threads per block along x and y.
+    pub block: [usize; 2],
+    /// Consecutive rows per thread.
+    pub rows: usize,
+}
+
+impl TensorRing {
+    /// Tiles in the ring: the plane computed, the `R` planes after it that the z queue has
+    /// taken, and the copies in flight. Seven for the star25: on an H100 at 512³ (`f64`, 32×4
+    /// threads of 4 rows, the CUDA prototype, docs/stencil-h200.md) 0.8230–0.8245 ms a step,
+    /// against 0.8402 for six and 0.8575 for eight (eight leave one block an SM).
+    pub const TILES: usize = 7;
+
+    /// A tile's start in shared memory is a multiple of this many bytes (a tensor copy's
+    /// destination must be).
+    pub const TILE_ALIGN: usize = 128;
+
+    /// Halo columns on each side of a tile: `order` rounded up to whole patches.
+    ///
+    /// This and the sizes below saturate rather than overflow, so that the host may ask them of
+    /// any launch before refusing one that is not built.
+    pub const fn side(self) -> usize {
+        if self.vector == 0 {
+            self.order
+        } else {
+            self.order.div_ceil(self.vector).saturating_mul(self.vector)
+        }
+    }
+
+    /// The box one tensor copy brings, in elements (x, y, z): one plane of a tile.
+    pub const fn box_dims(self) -> [u32; 3] {
+        let x = self.block[0].saturating_mul(self.vector).saturating_add(self.side().saturating_mul(2));
+        let y = self.block[1].saturating_mul(self.rows).saturating_add(self.order.saturating_mul(2));
+        let most = u32::MAX as usize;
+        [if x < most { x as u32 } else { u32::MAX }, if y < most { y as u32 } else { u32::MAX }, 1]
+    }
+
+    /// Elements in one row of a tile.
+    pub const fn row_len(self) -> usize {
+        self.box_dims()[0] as usize
+    }
+
+    /// Bytes of one tile's box, the count its barrier expects.
+    pub const fn box_bytes(self, element_bytes: usize) -> usize {
+        let [x, y, _] = self.box_dims();
+        (x as usize).saturating_mul(y as usize).saturating_mul(element_bytes)
+    }
+
+    /// Elements from one tile's start to the next's: the box rounded up to
+    /// [`TILE_ALIGN`](Self::TILE_ALIGN) bytes.
+    pub const fn tile_stride(self, element_bytes: usize) -> usize {
+        let bytes = self.box_bytes(element_bytes).div_ceil(Self::TILE_ALIGN).saturating_mul(Self::TILE_ALIGN);
+        bytes / element_bytes
+    }
+
+    /// Where the barriers start, in bytes from the ring's start: after the tiles.
+    pub const fn barriers_offset(self, element_bytes: usize) -> usize {
+        Self::TILES.saturating_mul(self.tile_stride(element_bytes)).saturating_mul(element_bytes)
+    }
+
+    /// Bytes of shared memory of the ring and its barriers (8 bytes each).
+    pub const fn shared_bytes(self, element_bytes: usize) -> usize {
+        self.barriers_offset(element_bytes).saturating_add(Self::TILES * 8)
     }
 }
 

@@ -100,8 +100,10 @@ struct Args {
     /// With --shape star13|star25|box27: launch their streaming kernel as the benchmarks' sweep
     /// (stencil_shapes_sweep) names a launch, e.g. "32x4 v2 r1 a1 p1 z32": threads per block,
     /// points (v) and rows (r) a thread, how the halo is staged (a: 0 in the iteration that uses
-    /// it, 1 a plane ahead, 2 in shared memory), planes prefetched into L2 (p), planes per block
-    /// (zN, or `waves`: one wave), then optionally cN for clusters of N blocks. Default: the
+    /// it, 1 a plane ahead, 2 in shared memory, 3 whole tiles by Hopper's tensor copies, e.g.
+    /// "32x4 v2 r4 a3 p0 z32"; on a GPU without them, or rows they cannot take, "r1 a1 p1" in
+    /// the same blocks runs instead), planes prefetched into L2 (p), planes per block (zN, or
+    /// `waves`: one wave), then optionally cN for clusters of N blocks. Default: the
     /// shape's own from the GPU's table (tiles.rs: an H100 takes its own where its best launch
     /// was measured to differ, every other GPU the H200's), printed before the results. Needs
     /// one --dtype (f32 and f64 are built with different kernels); a kernel that is not built is

@@ -6,14 +6,15 @@
 
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::stencil::tiles::{
-    BOX27_F32, BOX27_F64, BOX27_F64_H100, CLUSTER_SWEEP, HALO_IN_SHARED, HaloRing, IN_WAVES, NO_CLUSTER,
-    RUN_PLANES, SHAPE_PREFETCH, SHAPE_SWEEP_BLOCKS, SHAPE_SWEEP_PLANES, STAR13_F32, STAR13_F64, STAR25_F32,
-    STAR25_F32_H100, STAR25_F64, STAR25_F64_H100, StreamAxis, StreamingKernel, StreamingShape, TunedCard,
-    star_tiled_in_tile_dim,
+    BOX27_F32, BOX27_F64, BOX27_F64_H100, CLUSTER_SWEEP, HALO_BY_TENSOR_COPY, HALO_IN_SHARED, HaloRing,
+    IN_WAVES, NO_CLUSTER, RUN_PLANES, SHAPE_PREFETCH, SHAPE_SWEEP_BLOCKS, SHAPE_SWEEP_PLANES, STAR13_F32,
+    STAR13_F64, STAR25_F32, STAR25_F32_H100, STAR25_F64, STAR25_F64_H100, StreamAxis, StreamingKernel,
+    StreamingShape, TensorRing, TunedCard, star_tiled_in_tile_dim,
 };
 use gpu_kernels::stencil::{
     BOX_KERNELS_F32, BOX_KERNELS_F64, Grid3, STAR_KERNELS_F32, STAR_KERNELS_F64, STAR_ROWS_KERNELS_F32,
-    STAR_ROWS_KERNELS_F64, STAR_SHARED_KERNELS_F32, STAR_SHARED_KERNELS_F64,
+    STAR_ROWS_KERNELS_F64, STAR_SHARED_KERNELS_F32, STAR_SHARED_KERNELS_F64, STAR_TENSOR_KERNELS_F32,
+    STAR_TENSOR_KERNELS_F64,
 };
 
 use gpu_kernels::stencil::Coeffs;
@@ -68,6 +69,51 @@ pub fn shared_kernels(shape: StencilShape, precision: Precision) -> impl Iterato
         .map(|&(_, v, bx, by)| (v, [bx as u32, by as u32]))
 }
 
+/// The stars' kernels built for `shape` in `precision` whose x–y tiles arrive by tensor copies
+/// ([`HALO_BY_TENSOR_COPY`]), as `(vector, block, rows)`; none for the other shapes.
+pub fn tensor_kernels(
+    shape: StencilShape,
+    precision: Precision,
+) -> impl Iterator<Item = (usize, [u32; 2], usize)> {
+    let built = precision.pick(STAR_TENSOR_KERNELS_F32, STAR_TENSOR_KERNELS_F64);
+    let star = matches!(shape, StencilShape::Star13 | StencilShape::Star25);
+    built
+        .iter()
+        .filter(move |k| star && k.0 == shape.radius())
+        .map(|&(_, v, bx, by, rows)| (v, [bx as u32, by as u32], rows))
+}
+
+/// The tensor copies' ring of `launch` for a star of order `order`, if its tiles arrive by
+/// tensor copies.
+pub fn tensor_ring(order: usize, launch: StreamingShape) -> Option<TensorRing> {
+    let [bx, by] = launch.block;
+    (launch.kernel.ahead == HALO_BY_TENSOR_COPY).then_some(TensorRing {
+        order,
+        vector: launch.kernel.vector,
+        block: [bx as usize, by as usize],
+        rows: launch.kernel.rows,
+    })
+}
+
+/// Whether the tensor-copy kernel of `ring` can walk `grid` of `precision`: whole rows of
+/// patches, and a grid and box the copy engine takes (`tensor_map::check_box`).
+pub fn tensor_fits(ring: TensorRing, grid: Grid3, precision: Precision) -> bool {
+    let dims = [grid.nx, grid.ny, grid.nz].map(u64::from);
+    (grid.nx as usize).is_multiple_of(ring.vector)
+        && crate::tensor_map::check_box(dims, ring.box_dims(), precision.bytes() as u64).is_ok()
+}
+
+/// Bytes of dynamic shared memory `launch` of a star of order `order` takes: its ring's, if it
+/// has one, else none. For a launch whose kernel is built ([`entry_point`]).
+pub fn shared_bytes(order: usize, launch: StreamingShape, precision: Precision) -> usize {
+    let bytes = precision.bytes();
+    match (halo_ring(order, launch), tensor_ring(order, launch)) {
+        (Some(ring), _) => ring.shared_bytes(bytes),
+        (_, Some(ring)) => ring.shared_bytes(bytes),
+        _ => 0,
+    }
+}
+
 /// The shared-memory ring of `launch` for a star of order `order`, if its halo is staged there.
 pub fn halo_ring(order: usize, launch: StreamingShape) -> Option<HaloRing> {
     let [bx, by] = launch.block;
@@ -106,7 +152,7 @@ pub fn tables() -> impl Iterator<Item = (StencilShape, TunedCard)> {
 }
 
 /// The benchmarks' sweep of `shape` in `precision` on `card`: the default, then every built kernel in every
-/// block of [`SHAPE_SWEEP_BLOCKS`] (a shared-halo kernel in the blocks it is built for), in runs
+/// block of [`SHAPE_SWEEP_BLOCKS`] (a shared-halo or tensor-copy kernel in the blocks it is built for), in runs
 /// of [`RUN_PLANES`] and in one wave ([`IN_WAVES`]: where the GPU holds a block for every tile),
 /// then the default kernel in every such block with the planes per block of [`SHAPE_SWEEP_PLANES`],
 /// each launched plainly, then the default in each thread-block cluster size of [`CLUSTER_SWEEP`]
@@ -114,8 +160,14 @@ pub fn tables() -> impl Iterator<Item = (StencilShape, TunedCard)> {
 pub fn sweep(shape: StencilShape, precision: Precision, card: TunedCard) -> Result<Vec<StreamingShape>> {
     let default = default_launch(shape, precision, card)?;
     let plain = default.with_cluster(NO_CLUSTER);
+    // The shapes' L2 prefetch, but for the tensor-copy kernels, which take none.
     let launch = |vector, rows, ahead, block, planes| StreamingShape {
-        kernel: StreamingKernel { vector, rows, ahead, ..plain.kernel },
+        kernel: StreamingKernel {
+            vector,
+            rows,
+            ahead,
+            prefetch: if ahead == HALO_BY_TENSOR_COPY { 0 } else { SHAPE_PREFETCH },
+        },
         block,
         planes,
         ..plain
@@ -130,10 +182,14 @@ pub fn sweep(shape: StencilShape, precision: Precision, card: TunedCard) -> Resu
         .flat_map(|(v, rows, a)| in_runs_and_waves(v, rows, a, SHAPE_SWEEP_BLOCKS.to_vec()));
     let shared = shared_kernels(shape, precision)
         .flat_map(|(v, block)| in_runs_and_waves(v, 1, HALO_IN_SHARED, vec![block]));
+    let tensor = tensor_kernels(shape, precision)
+        .flat_map(|(v, block, rows)| in_runs_and_waves(v, rows, HALO_BY_TENSOR_COPY, vec![block]));
     // The default's planes, in the blocks its kernel is built for.
+    let StreamingKernel { vector, rows, .. } = default.kernel;
     let default_blocks: Vec<[u32; 2]> = match default.kernel.ahead {
-        HALO_IN_SHARED => {
-            shared_kernels(shape, precision).filter(|k| k.0 == default.kernel.vector).map(|k| k.1).collect()
+        HALO_IN_SHARED => shared_kernels(shape, precision).filter(|k| k.0 == vector).map(|k| k.1).collect(),
+        HALO_BY_TENSOR_COPY => {
+            tensor_kernels(shape, precision).filter(|k| (k.0, k.2) == (vector, rows)).map(|k| k.1).collect()
         }
         _ => SHAPE_SWEEP_BLOCKS.to_vec(),
     };
@@ -144,7 +200,7 @@ pub fn sweep(shape: StencilShape, precision: Precision, card: TunedCard) -> Resu
         .chain(CLUSTER_SWEEP)
         .map(|cluster| default.with_cluster(cluster))
         .filter(|s| *s != default);
-    let others = global.chain(shared).chain(planes).filter(|s| *s != plain).chain(clusters);
+    let others = global.chain(shared).chain(tensor).chain(planes).filter(|s| *s != plain).chain(clusters);
     Ok(std::iter::once(default).chain(others).collect())
 }
 
@@ -154,6 +210,9 @@ pub fn entry_point(shape: StencilShape, launch: StreamingShape, precision: Preci
     let StreamingKernel { vector, rows, ahead, prefetch } = launch.kernel;
     if launch.axis != StreamAxis::Z {
         return Err(Error::BadArgument(format!("the {shape} kernels walk along z, not along y")));
+    }
+    if ahead == HALO_BY_TENSOR_COPY {
+        return tensor_entry_point(shape, launch, precision);
     }
     if prefetch != SHAPE_PREFETCH {
         return Err(Error::BadArgument(format!(
@@ -195,16 +254,61 @@ pub fn entry_point(shape: StencilShape, launch: StreamingShape, precision: Preci
     })
 }
 
+/// The entry point of `launch`, a star's tensor-copy kernel ([`HALO_BY_TENSOR_COPY`]), if it is
+/// built: it takes no L2 prefetch.
+fn tensor_entry_point(shape: StencilShape, launch: StreamingShape, precision: Precision) -> Result<String> {
+    let StreamingKernel { vector, rows, prefetch, .. } = launch.kernel;
+    let [bx, by] = launch.block;
+    if prefetch != 0 {
+        return Err(Error::BadArgument(format!(
+            "the {shape} kernel with its tiles brought by tensor copies prefetches no planes into L2 (its copies run ahead): give p0, not p{prefetch}"
+        )));
+    }
+    if !tensor_kernels(shape, precision).any(|k| k == (vector, launch.block, rows)) {
+        let built: Vec<String> = tensor_kernels(shape, precision)
+            .map(|(v, [x, y], r)| format!("{x}x{y} v{v} r{r} a{HALO_BY_TENSOR_COPY} p0"))
+            .collect();
+        return Err(Error::BadArgument(format!(
+            "no {shape} kernel with its tiles brought by tensor copies is built for {precision} in blocks of {bx}x{by} threads of {rows} row(s) of {vector} points; built: {}",
+            if built.is_empty() { "none".to_owned() } else { built.join(", ") }
+        )));
+    }
+    Ok(format!("stencil_star{}_tensor_b{bx}x{by}_v{vector}_r{rows}_{}", shape.radius(), precision.name()))
+}
+
+/// The launch a tensor-copy launch falls back to where the tensor copies cannot run (a GPU
+/// without them, or a grid they do not take): one row of the same vector a thread, its halo a
+/// plane ahead in registers, with the shapes' L2 prefetch, in the same blocks and planes.
+pub fn without_tensor_copies(launch: StreamingShape) -> StreamingShape {
+    let kernel = StreamingKernel { rows: 1, ahead: 1, prefetch: SHAPE_PREFETCH, ..launch.kernel };
+    StreamingShape { kernel, ..launch }
+}
+
 /// `launch` with its vector narrowed, where it does not divide the rows, to the widest built
 /// one that does (the same rows per thread and `ahead`; one point per row is built for each).
-pub fn fit(shape: StencilShape, launch: StreamingShape, grid: Grid3, precision: Precision) -> StreamingShape {
+///
+/// A tensor-copy launch stays one where `tensor_copies` (the Hopper build is loaded) and the
+/// grid fits it ([`tensor_fits`]); elsewhere it becomes [`without_tensor_copies`]'s.
+pub fn fit(
+    shape: StencilShape,
+    launch: StreamingShape,
+    grid: Grid3,
+    precision: Precision,
+    tensor_copies: bool,
+) -> StreamingShape {
     if let Some(ring) = halo_ring(shape.radius(), launch) {
         // Where the ring's kernel does not fit the grid, the halo a plane ahead in registers.
         if ring.fits(grid, precision.bytes()) {
             return launch;
         }
         let registers = StreamingShape { kernel: StreamingKernel { ahead: 1, ..launch.kernel }, ..launch };
-        return fit(shape, registers, grid, precision);
+        return fit(shape, registers, grid, precision, tensor_copies);
+    }
+    if let Some(ring) = tensor_ring(shape.radius(), launch) {
+        if tensor_copies && tensor_fits(ring, grid, precision) {
+            return launch;
+        }
+        return fit(shape, without_tensor_copies(launch), grid, precision, tensor_copies);
     }
     let vector = kernels(shape, precision)
         .into_iter()
@@ -220,16 +324,18 @@ pub fn fit(shape: StencilShape, launch: StreamingShape, grid: Grid3, precision: 
 }
 
 /// The entry point and launch shape of `launch` for `shape` on `grid`: the vector fitted to the
-/// rows ([`fit`]), fewer planes per block on small grids ([`streaming::fill`]). Its blocks are
-/// [`streaming::launch_config`]'s, given how many of them the GPU holds at once.
+/// rows ([`fit`], `tensor_copies` saying whether the Hopper build is loaded), fewer planes per
+/// block on small grids ([`streaming::fill`]). Its blocks are [`streaming::launch_config`]'s,
+/// given how many of them the GPU holds at once.
 pub fn shape_launch(
     shape: StencilShape,
     launch: StreamingShape,
     grid: Grid3,
     precision: Precision,
     multiprocessors: u32,
+    tensor_copies: bool,
 ) -> Result<(String, StreamingShape)> {
-    let launch = fit(shape, launch, grid, precision);
+    let launch = fit(shape, launch, grid, precision, tensor_copies);
     streaming::check(launch, grid)?;
     let launch = streaming::fill(launch, grid, multiprocessors);
     Ok((entry_point(shape, launch, precision)?, launch))
@@ -368,6 +474,7 @@ pub fn reference_shape_steps<T: Element>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use gpu_kernels::stencil::tiles::STAR25_F64_H100_REGISTERS;
 
     #[test]
     fn vectors_fit_the_rows_and_shapes_have_their_orders() {
@@ -377,13 +484,13 @@ mod tests {
             kernel: StreamingKernel { vector: 4, ahead: 1, ..STAR13_F32.kernel },
             ..STAR13_F32
         };
-        assert_eq!(fit(wide, four, cube, Precision::F32).kernel.vector, 4);
+        assert_eq!(fit(wide, four, cube, Precision::F32, true).kernel.vector, 4);
         assert_eq!(
-            fit(wide, four, Grid3 { nx: 514, ..cube }, Precision::F32).kernel,
+            fit(wide, four, Grid3 { nx: 514, ..cube }, Precision::F32, true).kernel,
             StreamingKernel { vector: 2, ..four.kernel }
         );
         assert_eq!(
-            fit(StencilShape::Star25, four, Grid3 { nx: 515, ..cube }, Precision::F64).kernel.vector,
+            fit(StencilShape::Star25, four, Grid3 { nx: 515, ..cube }, Precision::F64, true).kernel.vector,
             1
         );
         let eight = four.with_vector(8);
@@ -399,8 +506,8 @@ mod tests {
         for card in TunedCard::ALL {
             assert!(default_launch(StencilShape::Star7, Precision::F32, card).is_err());
         }
-        // The H100's table differs from the H200's in the star25 and the box in `f64` alone, and
-        // only in how the launch is split along z (and, in the star25 `f64`, its rows a thread).
+        // The H100's table differs from the H200's in the star25 and the box in `f64` alone: in how
+        // the launch is split along z, and in the star25 `f64` in its kernel (tensor copies).
         let differs = |shape, precision| {
             default_launch(shape, precision, TunedCard::H200).unwrap()
                 != default_launch(shape, precision, TunedCard::H100).unwrap()
@@ -418,10 +525,15 @@ mod tests {
         assert_eq!(BOX27_F64_H100, StreamingShape { planes: RUN_PLANES, ..BOX27_F64 });
         assert_eq!(
             entry_point(StencilShape::Star25, STAR25_F64_H100, Precision::F64).unwrap(),
+            "stencil_star4_tensor_b32x4_v2_r4_f64"
+        );
+        assert_eq!(without_tensor_copies(STAR25_F64_H100), STAR25_F64_H100_REGISTERS);
+        assert_eq!(
+            entry_point(StencilShape::Star25, STAR25_F64_H100_REGISTERS, Precision::F64).unwrap(),
             "stencil_star4_v2_a1_f64"
         );
         let (entry, launch) =
-            shape_launch(StencilShape::Star25, STAR25_F64, cube, Precision::F64, 132).unwrap();
+            shape_launch(StencilShape::Star25, STAR25_F64, cube, Precision::F64, 132, true).unwrap();
         assert_eq!(entry, "stencil_star4_v2_r2_a1_f64");
         assert_eq!(launch, STAR25_F64);
         let (entry, _) = shape_launch(
@@ -430,6 +542,7 @@ mod tests {
             Grid3 { nx: 30, ny: 9, nz: 9 },
             Precision::F32,
             132,
+            true,
         )
         .unwrap();
         assert_eq!(entry, "stencil_box27_v2_r1_f32");
@@ -446,9 +559,15 @@ mod tests {
         // The star25's `f64` default on odd rows: two rows of one point, the y rows still ahead;
         // in `f32`, two rows with the y rows ahead or not, each its own entry point; the star13
         // has no kernel with the y rows ahead, and says so.
-        let (entry, _) =
-            shape_launch(StencilShape::Star25, STAR25_F64, Grid3 { nx: 31, ..cube }, Precision::F64, 132)
-                .unwrap();
+        let (entry, _) = shape_launch(
+            StencilShape::Star25,
+            STAR25_F64,
+            Grid3 { nx: 31, ..cube },
+            Precision::F64,
+            132,
+            true,
+        )
+        .unwrap();
         assert_eq!(entry, "stencil_star4_v1_r2_a1_f64");
         let two_rows = |ahead| StreamingShape {
             kernel: StreamingKernel { rows: 2, ahead, ..STAR25_F32.kernel },
@@ -477,9 +596,15 @@ mod tests {
         // Two rows per thread, narrowed on odd rows to one point per row, still two rows.
         let two_rows =
             StreamingShape { kernel: StreamingKernel { rows: 2, ..BOX27_F64.kernel }, ..BOX27_F64 };
-        let (entry, _) =
-            shape_launch(StencilShape::Box27, two_rows, Grid3 { nx: 31, ny: 9, nz: 9 }, Precision::F64, 132)
-                .unwrap();
+        let (entry, _) = shape_launch(
+            StencilShape::Box27,
+            two_rows,
+            Grid3 { nx: 31, ny: 9, nz: 9 },
+            Precision::F64,
+            132,
+            true,
+        )
+        .unwrap();
         assert_eq!(entry, "stencil_box27_v1_r2_f64");
         let err = entry_point(StencilShape::Box27, two_rows.with_vector(8), Precision::F64)
             .unwrap_err()
@@ -490,12 +615,21 @@ mod tests {
                 let sweep = sweep(shape, precision, card).unwrap();
                 assert_eq!(sweep[0], default_launch(shape, precision, card).unwrap());
                 // Each kernel with its halo in global memory in every block, in runs and in one
-                // wave; each shared-halo one in its own block; the default's planes in every block;
+                // wave; each shared-halo and tensor-copy one in its own block; the default's planes
+                // in every block it is built in;
                 // all plain; then the default in each other cluster size and plainly.
                 let shared = shared_kernels(shape, precision).count();
+                let tensor = tensor_kernels(shape, precision).count();
                 let global = kernels(shape, precision).len();
-                let launches = (2 * global + SHAPE_SWEEP_PLANES.len()) * SHAPE_SWEEP_BLOCKS.len()
+                // A default in shared memory or by tensor copies is built in one block.
+                let default_blocks = match sweep[0].kernel.ahead {
+                    HALO_IN_SHARED | HALO_BY_TENSOR_COPY => 1,
+                    _ => SHAPE_SWEEP_BLOCKS.len(),
+                };
+                let launches = 2 * global * SHAPE_SWEEP_BLOCKS.len()
+                    + SHAPE_SWEEP_PLANES.len() * default_blocks
                     + 2 * shared
+                    + 2 * tensor
                     + CLUSTER_SWEEP.len();
                 assert_eq!(sweep.len(), launches, "each launch once, the default first");
                 let unique: std::collections::HashSet<_> = sweep.iter().collect();
@@ -538,12 +672,57 @@ mod tests {
                 .unwrap_err();
         assert!(err.to_string().contains("blocks of 32x16 threads"), "{err}");
         assert!(entry_point(StencilShape::Star13, shared, Precision::F64).is_err(), "no shared-halo star13");
-        assert_eq!(fit(StencilShape::Star25, shared, cube, Precision::F64), shared);
-        let odd = fit(StencilShape::Star25, shared, Grid3 { nx: 515, ..cube }, Precision::F64);
+        assert_eq!(fit(StencilShape::Star25, shared, cube, Precision::F64, true), shared);
+        let odd = fit(StencilShape::Star25, shared, Grid3 { nx: 515, ..cube }, Precision::F64, true);
         assert_eq!((odd.kernel.ahead, odd.kernel.vector), (1, 1));
-        let huge =
-            fit(StencilShape::Star25, shared, Grid3 { nx: 1 << 16, ny: 1 << 13, nz: 9 }, Precision::F64);
+        let huge = fit(
+            StencilShape::Star25,
+            shared,
+            Grid3 { nx: 1 << 16, ny: 1 << 13, nz: 9 },
+            Precision::F64,
+            true,
+        );
         assert_eq!((huge.kernel.ahead, huge.kernel.vector), (1, 2));
+        // The star25's tiles by tensor copies: built in blocks of 32×4 threads of four rows of
+        // 16-byte patches, taking no L2 prefetch; without the Hopper build, or on rows whose
+        // bytes are no multiple of 16, one row with its halo a plane ahead in registers.
+        let tensor = StreamingShape {
+            kernel: StreamingKernel { vector: 2, rows: 4, ahead: HALO_BY_TENSOR_COPY, prefetch: 0 },
+            block: [32, 4],
+            ..STAR25_F64
+        };
+        assert_eq!(
+            entry_point(StencilShape::Star25, tensor, Precision::F64).unwrap(),
+            "stencil_star4_tensor_b32x4_v2_r4_f64"
+        );
+        let ring = tensor_ring(4, tensor).unwrap();
+        assert_eq!(ring.box_dims(), [72, 24, 1]);
+        assert_eq!(ring.shared_bytes(8), 7 * 72 * 24 * 8 + 7 * 8);
+        assert_eq!(shared_bytes(4, tensor, Precision::F64), ring.shared_bytes(8));
+        assert_eq!(shared_bytes(4, STAR25_F64, Precision::F64), 0);
+        let with_prefetch =
+            StreamingShape { kernel: StreamingKernel { prefetch: 1, ..tensor.kernel }, ..tensor };
+        let err = entry_point(StencilShape::Star25, with_prefetch, Precision::F64).unwrap_err().to_string();
+        assert!(err.contains("give p0, not p1"), "{err}");
+        let err =
+            entry_point(StencilShape::Star25, StreamingShape { block: [32, 8], ..tensor }, Precision::F64)
+                .unwrap_err()
+                .to_string();
+        assert!(err.contains("blocks of 32x8 threads") && err.contains("built: 32x4 v2 r4 a3 p0"), "{err}");
+        assert!(entry_point(StencilShape::Star13, tensor, Precision::F64).is_err(), "no tensor-copy star13");
+        assert_eq!(fit(StencilShape::Star25, tensor, cube, Precision::F64, true), tensor);
+        let one_row = without_tensor_copies(tensor);
+        assert_eq!(
+            (one_row.kernel.rows, one_row.kernel.ahead, one_row.kernel.prefetch),
+            (1, 1, SHAPE_PREFETCH)
+        );
+        assert_eq!(fit(StencilShape::Star25, tensor, cube, Precision::F64, false), one_row);
+        let odd = fit(StencilShape::Star25, tensor, Grid3 { nx: 515, ..cube }, Precision::F64, true);
+        assert_eq!(odd, one_row.with_vector(1));
+        // Rows of 514 f32 points are no multiple of 16 bytes, nor whole 4-point patches.
+        let f32_tensor = StreamingShape { kernel: StreamingKernel { vector: 4, ..tensor.kernel }, ..tensor };
+        let narrow = fit(StencilShape::Star25, f32_tensor, Grid3 { nx: 514, ..cube }, Precision::F32, true);
+        assert_eq!((narrow.kernel.ahead, narrow.kernel.vector), (1, 2));
         let c = star_coeffs::<f64, 2>(&[-7.5, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
         assert_eq!((c.center, c.x, c.y, c.z), (-7.5, [1.0, 2.0], [3.0, 4.0], [5.0, 6.0]));
         let (entry, tiled) =

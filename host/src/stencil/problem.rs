@@ -5,7 +5,8 @@ use std::sync::Arc;
 
 use std::ops::Range;
 
-use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, LaunchConfig};
+use cudarc::driver::sys::CUdeviceptr;
+use cudarc::driver::{CudaFunction, CudaSlice, CudaStream, DevicePtr, LaunchConfig};
 use gpu_kernels::KernelParam;
 use gpu_kernels::stencil::box27::BoxCoeffs;
 use gpu_kernels::stencil::star::StarCoeffs;
@@ -15,7 +16,7 @@ use ndarray::{Array3, ArrayView3};
 
 use super::{StencilShape, StencilVariant, grid_of, streaming, temporal};
 use crate::error::CudaContext as _;
-use crate::gpu::{ByValue, KernelArgs, LaunchAttributes};
+use crate::gpu::{ByValue, HOPPER_ARCH, KernelArgs, LaunchAttributes};
 use crate::preflight::{self, StencilNeed};
 use crate::{Element, Error, Gpu, Result};
 
@@ -267,7 +268,14 @@ impl<'g, T: Element> StencilProblem<'g, T> {
             format!("streaming {} ({})", T::PRECISION, streaming::Describe(shape.with_cluster(cluster)));
         Ok((
             StepLaunch {
-                launches: vec![KernelLaunch { function, config, window: Some(window), keep, cluster }],
+                launches: vec![KernelLaunch {
+                    function,
+                    config,
+                    window: Some(window),
+                    keep,
+                    cluster,
+                    tensor_maps: None,
+                }],
                 label,
             },
             one_wave,
@@ -497,7 +505,8 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         shape.check_grid(self.grid)?;
         let sms = self.gpu.info.multiprocessors.max(1) as u32;
         let launch = self.clustered(launch)?;
-        super::high_order::shape_launch(shape, launch, self.grid, T::PRECISION, sms)
+        let tensor_copies = self.gpu.info.ptx_arch == HOPPER_ARCH;
+        super::high_order::shape_launch(shape, launch, self.grid, T::PRECISION, sms, tensor_copies)
     }
 
     /// The function, launch configuration, label and `steps` of `launch` for `shape` on this
@@ -513,15 +522,31 @@ impl<'g, T: Element> StencilProblem<'g, T> {
         let [bx, by] = launch.block;
         let cluster = streaming::cluster_size(launch, self.grid, 0..self.grid.nz);
         let label = format!("{shape} {}", T::PRECISION);
-        let shared = super::high_order::halo_ring(shape.radius(), launch)
-            .map_or(0, |r| r.shared_bytes(size_of::<T>()));
+        let shared = super::high_order::shared_bytes(shape.radius(), launch, T::PRECISION);
         self.gpu.allow_shared_memory(&function, shared, &label)?;
         let resident = self.gpu.resident_blocks_in_clusters(&function, bx * by, shared, cluster)?;
         let config = LaunchConfig {
             shared_mem_bytes: shared as u32,
             ..streaming::launch_config(launch, self.grid, resident)?
         };
-        Ok((StepLaunch::one(function, config, label).in_clusters(cluster), steps))
+        let mut pass = StepLaunch::one(function, config, label).in_clusters(cluster);
+        if let Some(ring) = super::high_order::tensor_ring(shape.radius(), launch) {
+            let maps = Arc::new(self.tensor_maps(ring.box_dims())?);
+            pass.launches.iter_mut().for_each(|l| l.tensor_maps = Some(maps.clone()));
+        }
+        Ok((pass, steps))
+    }
+
+    /// The tensor maps of the two ping-pong buffers for boxes of `box_dims`, in device memory.
+    fn tensor_maps(&self, box_dims: [u32; 3]) -> Result<TensorMaps> {
+        let Grid3 { nx, ny, nz } = self.grid;
+        let stream = self.gpu.stream();
+        let map_of = |buffer: &CudaSlice<T>| -> Result<(CUdeviceptr, CudaSlice<u64>)> {
+            let (pointer, _guard) = buffer.device_ptr(stream);
+            let map = crate::tensor_map::encode::<T>(pointer, [nx, ny, nz].map(u64::from), box_dims)?;
+            Ok((pointer, self.gpu.upload(&map.words)?))
+        };
+        Ok(TensorMaps { maps: [map_of(&self.buffers[0])?, map_of(&self.buffers[1])?] })
     }
 
     /// As [`run_star`](Self::run_star), with the book's shared-memory tiled form (Fig. 8.8 with a
@@ -608,6 +633,28 @@ struct KernelLaunch {
     window: Option<Window>,
     keep: u32,
     cluster: u32,
+    /// For a kernel whose tiles arrive by tensor copies, the maps of the buffers it reads (its
+    /// fifth parameter: the map of its input).
+    tensor_maps: Option<Arc<TensorMaps>>,
+}
+
+/// The tensor maps (`tensor_map::encode`) of a problem's two ping-pong buffers, in device
+/// memory, each with the device address of the buffer it describes.
+struct TensorMaps {
+    maps: [(CUdeviceptr, CudaSlice<u64>); 2],
+}
+
+impl TensorMaps {
+    /// The map of the buffer at `pointer`.
+    fn of(&self, pointer: CUdeviceptr) -> Result<&CudaSlice<u64>> {
+        let found = self.maps.iter().find(|(at, _)| *at == pointer);
+        found.map(|(_, map)| map).ok_or_else(|| {
+            Error::BadArgument(
+                "a tensor-copy kernel's maps describe its own problem's buffers, and it was given another"
+                    .into(),
+            )
+        })
+    }
 }
 
 /// The launches of one pass over the grid (one time step, or several fused), in order, and a
@@ -622,7 +669,14 @@ impl StepLaunch {
     /// A pass of one launch of a kernel that takes no window.
     fn one(function: CudaFunction, config: LaunchConfig, label: String) -> Self {
         Self {
-            launches: vec![KernelLaunch { function, config, window: None, keep: 0, cluster: NO_CLUSTER }],
+            launches: vec![KernelLaunch {
+                function,
+                config,
+                window: None,
+                keep: 0,
+                cluster: NO_CLUSTER,
+                tensor_maps: None,
+            }],
             label,
         }
     }
@@ -651,7 +705,7 @@ fn launch_pass<T: Element, C: KernelParam>(
     coeffs: &ByValue<C>,
     walk_back: Option<bool>,
 ) -> Result<()> {
-    for KernelLaunch { function, config, window, keep, cluster } in &pass.launches {
+    for KernelLaunch { function, config, window, keep, cluster, tensor_maps } in &pass.launches {
         let walk = match walk_back {
             Some(back) if *keep > 0 => Walk { backwards: back.into(), keep: *keep },
             _ => Walk::FORWARD,
@@ -661,9 +715,14 @@ fn launch_pass<T: Element, C: KernelParam>(
         if let Some(window) = &window {
             args = args.value(window).value(&walk);
         }
+        if let Some(maps) = tensor_maps {
+            let (pointer, _guard) = src.device_ptr(stream);
+            args = args.read(maps.of(pointer)?);
+        }
         let attributes = LaunchAttributes { cluster_y: *cluster, ..LaunchAttributes::PLAIN };
         // SAFETY: the entry point takes (input, output, Grid3, C), and a Window and a Walk after
-        // them exactly when `window` is given (the seven-point streaming kernel's); both buffers
+        // them exactly when `window` is given (the seven-point streaming kernel's), or the input's
+        // tensor map exactly when `tensor_maps` is (the stars' tensor-copy kernels); both buffers
         // hold the grid's elements; `config` comes from the same constants as the kernel's tiles,
         // and a cluster divides its grid's y (`streaming::cluster_size`).
         unsafe { args.launch(function, *config, attributes) }
