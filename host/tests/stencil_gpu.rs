@@ -524,3 +524,44 @@ fn the_planned_shapes_are_the_tables_fitted_to_the_grid_and_clustered() {
     let problem = stencil::StencilProblem::new(&gpu, thin.view(), stencil::laplacian()).unwrap();
     assert!(problem.planned_shape(StencilShape::Star25, table).is_err());
 }
+
+/// The star25 with its tiles brought by tensor copies (the H100's `f64` default), 10 steps from
+/// NaN-poisoned buffers against 10 reference steps, on grids whose tiles overhang the faces and
+/// whose runs along z are several; and planned where the copies cannot run: on rows of no whole
+/// 16-byte multiple, and on a GPU without the Hopper build, one row with its halo a plane ahead.
+fn tensor_copy_star25<T: Element>() {
+    use gpu_kernels::stencil::tiles::{HALO_BY_TENSOR_COPY, StreamingKernel, StreamingShape, TunedCard};
+    use host::stencil::{StencilShape, high_order};
+    let gpu = gpu();
+    let h100 =
+        high_order::default_launch(StencilShape::Star25, host::Precision::F64, TunedCard::H100).unwrap();
+    let vector = 16 / size_of::<T>();
+    let launch = StreamingShape { kernel: StreamingKernel { vector, ..h100.kernel }, ..h100 };
+    let coeffs = StencilShape::Star25.default_coeffs();
+    let hopper = gpu.info.ptx_arch == host::gpu::HOPPER_ARCH;
+    for grid in [(33, 31, 40), (70, 9, 12), (200, 64, 64)] {
+        let seed = random::fresh_seed();
+        let input = random::random_grid::<T>(grid, seed).unwrap();
+        let expected =
+            high_order::reference_shape_steps(input.view(), StencilShape::Star25, &coeffs, 10).unwrap();
+        let mut problem = stencil::StencilProblem::new(&gpu, input.view(), random_coeffs(seed)).unwrap();
+        let planned = problem.planned_shape(StencilShape::Star25, launch).unwrap();
+        assert_eq!(planned.kernel.ahead == HALO_BY_TENSOR_COPY, hopper, "{grid:?}: {planned:?}");
+        high_order::run_shape_with(&mut problem, StencilShape::Star25, &coeffs, launch, 10).unwrap();
+        let out = problem.output().unwrap();
+        let c = compare(out.as_slice().unwrap(), expected.as_slice().unwrap());
+        assert!(c.ok && c.max_abs_error == 0.0, "tensor copies, {} on {grid:?}, seed {seed}: {c:?}", T::NAME);
+    }
+    // Rows of 18 points: in `f64` 144 bytes, a whole multiple of 16; in `f32` 72, not.
+    let input = random::random_grid::<T>((12, 11, 18), 3).unwrap();
+    let problem = stencil::StencilProblem::new(&gpu, input.view(), random_coeffs(3)).unwrap();
+    let planned = problem.planned_shape(StencilShape::Star25, launch).unwrap();
+    let whole_rows = (18 * size_of::<T>()).is_multiple_of(16);
+    assert_eq!(planned.kernel.ahead == HALO_BY_TENSOR_COPY, hopper && whole_rows, "{planned:?}");
+}
+
+gpu_test_per_dtype!(
+    tensor_copy_star25,
+    the_tensor_copy_star25_equals_ten_reference_steps_f32,
+    the_tensor_copy_star25_equals_ten_reference_steps_f64
+);
