@@ -10,8 +10,8 @@ use gpu_kernels::device::tensor::TensorMap;
 use gpu_kernels::stencil::star::StarCoeffs;
 use gpu_kernels::stencil::tiles::{
     COARSENED_IN_TILE_DIM, HALO_BY_TENSOR_COPY, HALO_IN_SHARED, HaloRing, REGISTER_TILED_IN_TILE_DIM,
-    SHARED_TILED_IN_TILE_DIM, StreamingKernel, StreamingShape, TemporalShape, TunedCard,
-    star_tiled_in_tile_dim,
+    RUN_PLANES, SHAPE_PREFETCH, SHARED_TILED_IN_TILE_DIM, StreamingKernel, StreamingShape, TemporalShape,
+    TunedCard, star_tiled_in_tile_dim,
 };
 use gpu_kernels::stencil::{
     Coeffs, Grid3, Walk, stencil_basic, stencil_box_streaming, stencil_coarsened, stencil_register_tiled,
@@ -115,14 +115,15 @@ fn default_on<T: Element>(card: TunedCard) -> impl Fn(StencilShape) -> Streaming
     move |shape| high_order::default_launch(shape, T::PRECISION, card).unwrap()
 }
 
-/// The default in two rows a thread (`star_rows_streaming.rs`), in blocks of 32 × 4, with
-/// `AHEAD` for the kernel's `ahead` (0: the y rows loaded in the iteration that uses them, 1: a
-/// plane ahead).
+/// The default's vector in two rows a thread (`star_rows_streaming.rs`), in blocks of 32 × 4 and
+/// runs of 32 planes, with `AHEAD` for the kernel's `ahead` (0: the y rows loaded in the iteration
+/// that uses them, 1: a plane ahead).
 fn two_rows_of<T: Element, const AHEAD: usize>(shape: StencilShape) -> StreamingShape {
     let default = default_of::<T>(shape);
     StreamingShape {
-        kernel: StreamingKernel { rows: 2, ahead: AHEAD, ..default.kernel },
+        kernel: StreamingKernel { rows: 2, ahead: AHEAD, prefetch: SHAPE_PREFETCH, ..default.kernel },
         block: [32, 4],
+        planes: RUN_PLANES,
         ..default
     }
 }
@@ -137,10 +138,9 @@ fn star25_f64_two_rows_ahead(launch: StreamingShape) -> fn(*const f64, *mut f64,
     }
 }
 
-/// Every card's table: the H200's two rows in `f64` and one wave in `f32`, the H100's runs of
-/// planes in `f32`; the H100's `f64` default, whose tiles arrive by tensor copies, as it runs
-/// where they cannot (one row, its halo a plane ahead; the kernel itself:
-/// `the_tensor_copy_stars_equal_the_reference`).
+/// Every card's table: one wave in `f32` on the H200, runs of planes on the H100; the `f64`
+/// defaults, whose tiles arrive by tensor copies, as they run where the copies cannot (one row,
+/// its halo a plane ahead; the kernel itself: `the_tensor_copy_stars_equal_the_reference`).
 #[test]
 fn the_star25_default_kernels_equal_the_reference() {
     for card in TunedCard::ALL {
@@ -427,12 +427,7 @@ fn the_tiled_stars_equal_the_reference() {
 fn star_shared_matches<T: Element, const V: usize>() {
     let shape = StencilShape::Star25;
     let ring = StreamingShape {
-        kernel: StreamingKernel {
-            vector: V,
-            rows: 1,
-            ahead: HALO_IN_SHARED,
-            ..default_of::<T>(shape).kernel
-        },
+        kernel: StreamingKernel { vector: V, rows: 1, ahead: HALO_IN_SHARED, prefetch: SHAPE_PREFETCH },
         block: [32, 8],
         ..default_of::<T>(shape)
     };

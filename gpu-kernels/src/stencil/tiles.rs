@@ -286,7 +286,21 @@ pub const STAR13_F64: StreamingShape = shape([32, 8], 2, 1, 1, SHAPE_PREFETCH, 3
 /// runs of 32 planes was slower than its one wave (2026-12-01: the sweep's best in runs, 32×8,
 /// 407.1 µs against 382.6).
 pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, SHAPE_PREFETCH, IN_WAVES);
-/// The 25-point star's launch shape for `f64`: two rows of 2 points a thread
+/// The 25-point star's launch shape for `f64`: its tiles brought by tensor copies
+/// ([`HALO_BY_TENSOR_COPY`], `star_tensor_streaming.rs`), 32×4 threads of four rows of 2 points,
+/// launched [`IN_WAVES`]: at 512³ its 256 tiles are one wave of two blocks an SM, each walking its
+/// column's 512 planes. On an H200 (2026-12-07, one call of alternating rounds, median of 20):
+/// one step at 512³ 0.6503 / 0.6510 ms, 78.0–78.5 % of the same run's copy, against 0.7821 /
+/// 0.7826 ms (65.2–65.6 %) for the former default ([`STAR25_F64_TWO_ROWS`]), 16.8 % less time;
+/// 200 steps 0.7135 ms a step against 0.8091 (71.1 % against 62.8 %). In runs of 32 / 64 / 128
+/// planes one step took 0.7109–0.7123 / 0.6810 / 0.6641 ms (the call before). On 256×512×1024,
+/// whose 512 tiles are more than a wave, the launch walks runs of [`RUN_PLANES`]: 0.7388 ms
+/// against 0.6776 for runs of 128 and 0.8346 for the former default. Where the tensor copies
+/// cannot run, one row with its halo a plane ahead in runs of [`RUN_PLANES`] runs instead
+/// (`high_order::without_tensor_copies` in `host`).
+pub const STAR25_F64: StreamingShape = shape([32, 4], 2, 4, HALO_BY_TENSOR_COPY, 0, IN_WAVES);
+
+/// [`STAR25_F64`] before the tensor copies (2026-12-06 to 12-07): two rows of 2 points a thread
 /// (`star_rows_streaming.rs`, 232 registers from ptxas 13.5 for sm_90), the y arm's rows loaded a
 /// plane ahead, 32×4 threads, runs of 32 planes. The second row reads the y neighbours once for
 /// both rows (0.69 L1 wavefronts a point against 0.94 for one row). Chosen for the long runs a
@@ -297,7 +311,7 @@ pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, SHAPE_PREFETCH, 
 /// one row, 4.3–4.4 % less time (0.7532–0.7543 ms against 0.7880–0.7883). Two rows in 32×8
 /// blocks gained nothing. docs/stencil-h200.md has the history, and the H100, where one row leads
 /// in both (`ncu`: two rows wait on their loads at 8 warps an SM): [`STAR25_F64_H100`].
-pub const STAR25_F64: StreamingShape = shape([32, 4], 2, 2, 1, SHAPE_PREFETCH, 32);
+pub const STAR25_F64_TWO_ROWS: StreamingShape = shape([32, 4], 2, 2, 1, SHAPE_PREFETCH, 32);
 /// The 27-point box's launch shape for `f32`: 32×16 threads of 4 points (64 registers from ptxas
 /// for sm_90, so an SM holds two such blocks), launched [`IN_WAVES`]. Chosen on an H200
 /// (2026-12-02) once the kernel kept three values a point (`box_streaming.rs`):
@@ -347,7 +361,7 @@ pub const STAR25_F32_H100: StreamingShape = StreamingShape { planes: RUN_PLANES,
 
 /// [`STAR25_F64`] on an H100: the tiles brought by tensor copies ([`HALO_BY_TENSOR_COPY`],
 /// `star_tensor_streaming.rs`), 32×4 threads of four rows of 2 points, runs of [`RUN_PLANES`]
-/// planes. One call on an H100 80GB HBM3 (2026-12-07 17:09, `stencil --launch`, median of 20,
+/// planes. One call on an H100 80GB HBM3 (2026-12-07 17:04, `stencil --launch`, median of 20,
 /// alternating with the former default, one row a thread with its halo a plane ahead in
 /// registers, [`STAR25_F64_H100_REGISTERS`]): at 512³ one step 0.8261–0.8275 ms, 86.1–86.5 % of
 /// the same run's copy, against 0.8972–0.8974 ms (79.5–79.7 %), 7.9 % less time (three rounds);

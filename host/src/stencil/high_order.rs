@@ -278,10 +278,12 @@ fn tensor_entry_point(shape: StencilShape, launch: StreamingShape, precision: Pr
 
 /// The launch a tensor-copy launch falls back to where the tensor copies cannot run (a GPU
 /// without them, or a grid they do not take): one row of the same vector a thread, its halo a
-/// plane ahead in registers, with the shapes' L2 prefetch, in the same blocks and planes.
+/// plane ahead in registers, with the shapes' L2 prefetch, in the same blocks, in runs of
+/// [`RUN_PLANES`] planes (the H100's default before the tensor copies,
+/// `tiles::STAR25_F64_H100_REGISTERS`).
 pub fn without_tensor_copies(launch: StreamingShape) -> StreamingShape {
     let kernel = StreamingKernel { rows: 1, ahead: 1, prefetch: SHAPE_PREFETCH, ..launch.kernel };
-    StreamingShape { kernel, ..launch }
+    StreamingShape { kernel, planes: RUN_PLANES, ..launch }
 }
 
 /// `launch` with its vector narrowed, where it does not divide the rows, to the widest built
@@ -474,7 +476,7 @@ pub fn reference_shape_steps<T: Element>(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpu_kernels::stencil::tiles::STAR25_F64_H100_REGISTERS;
+    use gpu_kernels::stencil::tiles::{STAR25_F64_H100_REGISTERS, STAR25_F64_TWO_ROWS};
 
     #[test]
     fn vectors_fit_the_rows_and_shapes_have_their_orders() {
@@ -534,8 +536,16 @@ mod tests {
         );
         let (entry, launch) =
             shape_launch(StencilShape::Star25, STAR25_F64, cube, Precision::F64, 132, true).unwrap();
-        assert_eq!(entry, "stencil_star4_v2_r2_a1_f64");
+        assert_eq!(entry, "stencil_star4_tensor_b32x4_v2_r4_f64");
         assert_eq!(launch, STAR25_F64);
+        let (entry, launch) =
+            shape_launch(StencilShape::Star25, STAR25_F64_TWO_ROWS, cube, Precision::F64, 132, true).unwrap();
+        assert_eq!(entry, "stencil_star4_v2_r2_a1_f64");
+        assert_eq!(launch, STAR25_F64_TWO_ROWS);
+        // Without tensor copies, the H200's default runs one row in runs of 32 planes.
+        let (entry, launch) =
+            shape_launch(StencilShape::Star25, STAR25_F64, cube, Precision::F64, 132, false).unwrap();
+        assert_eq!((entry.as_str(), launch), ("stencil_star4_v2_a1_f64", STAR25_F64_H100_REGISTERS));
         let (entry, _) = shape_launch(
             StencilShape::Box27,
             BOX27_F32.with_vector(4),
@@ -561,7 +571,7 @@ mod tests {
         // has no kernel with the y rows ahead, and says so.
         let (entry, _) = shape_launch(
             StencilShape::Star25,
-            STAR25_F64,
+            STAR25_F64_TWO_ROWS,
             Grid3 { nx: 31, ..cube },
             Precision::F64,
             132,
@@ -580,11 +590,13 @@ mod tests {
         );
         let ahead = two_rows(1);
         // Only what is built: along z, with the shape's L2 prefetch.
-        let along_y = StreamingShape { axis: StreamAxis::Y, ..STAR25_F64 };
+        let along_y = StreamingShape { axis: StreamAxis::Y, ..STAR25_F64_TWO_ROWS };
         let err = entry_point(StencilShape::Star25, along_y, Precision::F64).unwrap_err().to_string();
         assert!(err.contains("walk along z, not along y"), "{err}");
-        let no_prefetch =
-            StreamingShape { kernel: StreamingKernel { prefetch: 0, ..STAR25_F64.kernel }, ..STAR25_F64 };
+        let no_prefetch = StreamingShape {
+            kernel: StreamingKernel { prefetch: 0, ..STAR25_F64_TWO_ROWS.kernel },
+            ..STAR25_F64_TWO_ROWS
+        };
         let err = entry_point(StencilShape::Star25, no_prefetch, Precision::F64).unwrap_err().to_string();
         assert!(err.contains("give p1"), "{err}");
         assert_eq!(
@@ -657,9 +669,9 @@ mod tests {
         // rows; on rows its vector does not divide, or planes of 4 GiB, the halo a plane ahead in
         // registers instead.
         let shared = StreamingShape {
-            kernel: StreamingKernel { rows: 1, ahead: HALO_IN_SHARED, ..STAR25_F64.kernel },
+            kernel: StreamingKernel { rows: 1, ahead: HALO_IN_SHARED, ..STAR25_F64_TWO_ROWS.kernel },
             block: [32, 8],
-            ..STAR25_F64
+            ..STAR25_F64_TWO_ROWS
         };
         assert_eq!(
             entry_point(StencilShape::Star25, shared, Precision::F64).unwrap(),
@@ -699,7 +711,7 @@ mod tests {
         assert_eq!(ring.box_dims(), [72, 24, 1]);
         assert_eq!(ring.shared_bytes(8), 7 * 72 * 24 * 8 + 7 * 8);
         assert_eq!(shared_bytes(4, tensor, Precision::F64), ring.shared_bytes(8));
-        assert_eq!(shared_bytes(4, STAR25_F64, Precision::F64), 0);
+        assert_eq!(shared_bytes(4, STAR25_F64_TWO_ROWS, Precision::F64), 0);
         let with_prefetch =
             StreamingShape { kernel: StreamingKernel { prefetch: 1, ..tensor.kernel }, ..tensor };
         let err = entry_point(StencilShape::Star25, with_prefetch, Precision::F64).unwrap_err().to_string();
