@@ -68,10 +68,20 @@ pub unsafe fn stencil_star_tensor_streaming<
         assert!(V * size_of::<T>() == 16, "a patch is one 16-byte vector");
     };
     const TILES: usize = TensorRing::TILES;
-    // The ring's sizes, as constants (the portable build would otherwise compute them at run
-    // time, through local memory).
-    let (side, row_len) =
-        const { (ring_of::<R, V, BX, BY, ROWS>().side(), ring_of::<R, V, BX, BY, ROWS>().row_len()) };
+    // The ring's sizes, in elements but for the barriers' offset (in words) and a box's bytes,
+    // as constants (the portable build would otherwise compute them at run time, through local
+    // memory).
+    let (side, row_len, tile_stride, barriers_at, box_bytes) = const {
+        let ring = TensorRing { order: R, vector: V, block: [BX, BY], rows: ROWS };
+        let bytes = size_of::<T>();
+        (
+            ring.side(),
+            ring.row_len(),
+            ring.tile_stride(bytes),
+            ring.barriers_offset(bytes) / 8,
+            ring.box_bytes(bytes) as u32,
+        )
+    };
     let Grid3 { nx, ny, nz } = grid;
     let (tx, ty) = (thread_idx_x() as usize, thread_idx_y() as usize);
     let first_thread = tx == 0 && ty == 0;
@@ -86,13 +96,10 @@ pub unsafe fn stencil_star_tensor_streaming<
     // The walk: tile `j` holds plane `i_start − R + j`, for the run and `R` planes each side.
     let walk = (i_end - i_start) as usize + 2 * R;
 
-    let tile_stride = const { ring_of::<R, V, BX, BY, ROWS>().tile_stride(size_of::<T>()) };
-    let barriers_at = const { ring_of::<R, V, BX, BY, ROWS>().barriers_offset(size_of::<T>()) / 8 };
     // SAFETY: the launch provides the ring and its barriers (`TensorRing::shared_bytes`).
     let tile = |t: usize| unsafe { SharedArray::<T>::at_offset(t * tile_stride) };
     let barrier =
         |t: usize| unsafe { Barrier::at(SharedArray::<u64>::at_offset(barriers_at + t).as_mut_ptr()) };
-    let box_bytes = const { ring_of::<R, V, BX, BY, ROWS>().box_bytes(size_of::<T>()) as u32 };
     let (box_x, box_y) = (k0 as i32 - side as i32, j0 as i32 - R as i32);
     // SAFETY (copies): thread 0 alone arrives on a tile's barrier and starts its copy, only
     // into a tile no thread reads until the copy's phase completes.
@@ -171,10 +178,4 @@ pub unsafe fn stencil_star_tensor_streaming<
             }
         }
     }
-}
-
-/// The ring of the kernel's const generics.
-const fn ring_of<const R: usize, const V: usize, const BX: usize, const BY: usize, const ROWS: usize>()
--> TensorRing {
-    TensorRing { order: R, vector: V, block: [BX, BY], rows: ROWS }
 }
