@@ -473,39 +473,56 @@ fn the_shared_halo_stars_equal_the_reference() {
 }
 
 /// The star25 whose tiles arrive by tensor copies (`star_tensor_streaming.rs`, emulated: the
-/// copies land at once) in its built blocks of 32 × 4 threads of four rows of `V`-wide patches,
-/// planned as the library plans it on a GPU with tensor copies: grids whose tiles overhang every
-/// face, one of the minimum thickness, and one whose runs along z are several.
+/// copies land at once), in each block and rows a thread it is built for, planned as the library
+/// plans it on a GPU with tensor copies: grids whose tiles overhang every face, one of the
+/// minimum thickness, and one whose runs along z are several.
 fn star_tensor_matches<T: Element, const V: usize>() {
     let shape = StencilShape::Star25;
-    // The H100's `f64` default, and the same in `f32`.
+    // The H100's `f64` default, in each built block and rows, in `T`'s vector.
     let h100 = high_order::default_launch(shape, Precision::F64, TunedCard::H100).unwrap();
     assert_eq!(h100.kernel.ahead, HALO_BY_TENSOR_COPY);
-    let tensor = StreamingShape { kernel: StreamingKernel { vector: V, ..h100.kernel }, ..h100 };
-    for (nz, ny, nx) in [(16, 11, 12), (21, 19, 40), (9, 9, 12), (70, 9, 12)] {
-        let input = random::random_grid::<T>((nz, ny, nx), 17).unwrap();
-        let grid = grid_of(&input);
-        let launch = planned::<T>(shape, tensor, grid);
-        assert_eq!((launch.kernel.ahead, launch.kernel.vector), (HALO_BY_TENSOR_COPY, V), "{nz}x{ny}x{nx}");
-        let ring = high_order::tensor_ring(4, launch).unwrap();
-        let config = LaunchConfig {
-            shared_mem_bytes: ring.shared_bytes(size_of::<T>()) as u32,
-            ..streaming::launch_config(launch, grid, RESIDENT).unwrap()
-        };
-        let map = TensorMap::emulated(input.as_ptr(), [nx, ny, nz].map(|n| n as u64), ring.box_dims());
-        for values in
-            [shape.default_coeffs(), (0..shape.coefficient_count()).map(|i| 0.3 - i as f64 / 9.0).collect()]
-        {
-            let coeffs = high_order::star_coeffs::<T, 4>(&values);
-            let out = run_blocks(&input, config, |i, o, g| {
-                // SAFETY: the library's launch and shared memory for this kernel, on buffers of
-                // the grid's size, with the emulated map of the input.
-                unsafe { stencil_star_tensor_streaming::<T, 4, V, 9, 32, 4, 4>(i, o, g, coeffs, &map) }
-            });
-            assert!(
-                same_bits(&out, &reference_star_step(input.view(), coeffs)),
-                "{shape} tensor copies v{V} on {nz}x{ny}x{nx} ({launch:?})"
+    let built: Vec<_> = high_order::tensor_kernels(shape, T::PRECISION).collect();
+    assert!(!built.is_empty(), "no tensor-copy star25 built for {}", T::PRECISION);
+    for (vector, block, rows) in built {
+        assert_eq!(vector, V);
+        let tensor =
+            StreamingShape { kernel: StreamingKernel { vector, rows, ..h100.kernel }, block, ..h100 };
+        // The kernel of the built block and rows (each listed in `STAR_TENSOR_KERNELS_*`).
+        let kernel: unsafe fn(*const T, *mut T, Grid3, StarCoeffs<T, 4>, *const TensorMap) =
+            match (block, rows) {
+                ([32, 4], 4) => stencil_star_tensor_streaming::<T, 4, V, 9, 32, 4, 4>,
+                _ => panic!("the built tensor-copy kernel {block:?} r{rows} has no case here"),
+            };
+        for (nz, ny, nx) in [(16, 11, 12), (21, 19, 40), (9, 9, 12), (70, 9, 12), (12, 37, 24)] {
+            let input = random::random_grid::<T>((nz, ny, nx), 17).unwrap();
+            let grid = grid_of(&input);
+            let launch = planned::<T>(shape, tensor, grid);
+            assert_eq!(
+                (launch.kernel.ahead, launch.kernel.vector),
+                (HALO_BY_TENSOR_COPY, V),
+                "{nz}x{ny}x{nx}"
             );
+            let ring = high_order::tensor_ring(4, launch).unwrap();
+            let config = LaunchConfig {
+                shared_mem_bytes: ring.shared_bytes(size_of::<T>()) as u32,
+                ..streaming::launch_config(launch, grid, RESIDENT).unwrap()
+            };
+            let map = TensorMap::emulated(input.as_ptr(), [nx, ny, nz].map(|n| n as u64), ring.box_dims());
+            for values in [
+                shape.default_coeffs(),
+                (0..shape.coefficient_count()).map(|i| 0.3 - i as f64 / 9.0).collect(),
+            ] {
+                let coeffs = high_order::star_coeffs::<T, 4>(&values);
+                let out = run_blocks(&input, config, |i, o, g| {
+                    // SAFETY: the library's launch and shared memory for this kernel, on buffers
+                    // of the grid's size, with the emulated map of the input.
+                    unsafe { kernel(i, o, g, coeffs, &map) }
+                });
+                assert!(
+                    same_bits(&out, &reference_star_step(input.view(), coeffs)),
+                    "{shape} tensor copies v{V} {block:?} r{rows} on {nz}x{ny}x{nx} ({launch:?})"
+                );
+            }
         }
     }
 }
