@@ -111,12 +111,31 @@ pub const CLUSTER_SWEEP: [u32; 3] = [CLUSTER_PAIR, 4, MAX_CLUSTER];
 /// (or split into as many runs as fill the GPU). Every block is then resident from start to end
 /// and all walk down z together: no plane is read twice from DRAM (no run's neighbour along z
 /// starts a wave later) and no block starts late (no last, partial wave). When the tiles
-/// outnumber the resident blocks, runs of [`RUN_PLANES`] planes instead: launching the rows of
+/// outnumber the resident blocks, runs of [`StreamingKernel::run_planes`] planes instead
+/// ([`RUN_PLANES`], or [`TENSOR_RUN_PLANES`] for tiles by tensor copies): launching the rows of
 /// tiles in bands of one wave each was slower on an H200 (docs/stencil-h200.md).
 pub const IN_WAVES: u32 = 0;
 
 /// Planes per block of a shape [`IN_WAVES`] on a grid whose tiles outnumber the resident blocks.
 pub const RUN_PLANES: u32 = 32;
+
+/// [`RUN_PLANES`] for the tiles by tensor copies ([`HALO_BY_TENSOR_COPY`]): each run reads the
+/// `2R` planes beyond its ends too (8 more for 32 planes of the star25, 25 %; 6 % for 128), and
+/// fewer blocks fill and drain their rings. On an H200 (2026-12-07,
+/// calls 10–12 of the 16:43 session on one machine, the same binary, `stencil --launch "32x4 v2
+/// r4 a3 p0 zN"`, 256×512×1024 in `f64`, whose 512 tiles are more than its 264 resident blocks)
+/// one step took 0.7388–0.7393 ms in runs of 32 planes, 0.6983 / 0.6987 in runs of 64 and 0.6776
+/// in runs of 128 (74.9 % of the copy), 8.3 % less than 32; on an H100 runs of 64 took 3.5 % less
+/// than 32 there (0.8559–0.8593 ms against 0.8876–0.8883; its table names runs of 32).
+pub const TENSOR_RUN_PLANES: u32 = 128;
+
+impl StreamingKernel {
+    /// Planes per block of a launch [`IN_WAVES`] of this kernel whose tiles outnumber the
+    /// resident blocks: [`TENSOR_RUN_PLANES`] by tensor copies, else [`RUN_PLANES`].
+    pub const fn run_planes(self) -> u32 {
+        if self.ahead == HALO_BY_TENSOR_COPY { TENSOR_RUN_PLANES } else { RUN_PLANES }
+    }
+}
 
 impl StreamingShape {
     /// Points one block updates per plane along x (in 64 bits, saturating: any shape has a count).
@@ -294,8 +313,8 @@ pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, SHAPE_PREFETCH, 
 /// 0.7826 ms (65.2–65.6 %) for the former default ([`STAR25_F64_TWO_ROWS`]), 16.8 % less time;
 /// 200 steps 0.7135 ms a step against 0.8091 (71.1 % against 62.8 %). In runs of 32 / 64 / 128
 /// planes one step took 0.7109–0.7123 / 0.6810 / 0.6641 ms (the call before). On 256×512×1024,
-/// whose 512 tiles are more than a wave, the launch walks runs of [`RUN_PLANES`]: 0.7388 ms
-/// against 0.6776 for runs of 128 and 0.8346 for the former default. Where the tensor copies
+/// whose 512 tiles are more than a wave, the launch walks runs of [`TENSOR_RUN_PLANES`] (128):
+/// 0.6776 ms against 0.7388 for runs of 32 and 0.8346 for the former default. Where the tensor copies
 /// cannot run, one row with its halo a plane ahead in runs of [`RUN_PLANES`] runs instead
 /// (`high_order::without_tensor_copies` in `host`).
 pub const STAR25_F64: StreamingShape = shape([32, 4], 2, 4, HALO_BY_TENSOR_COPY, 0, IN_WAVES);

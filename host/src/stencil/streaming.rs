@@ -9,10 +9,10 @@ use std::ops::Range;
 use cudarc::driver::LaunchConfig;
 use gpu_kernels::device::warp::LANES;
 use gpu_kernels::stencil::tiles::{
-    IN_WAVES, KEPT_L2_PERCENT_F32, KEPT_L2_PERCENT_F64, MAX_CLUSTER, NO_CLUSTER, RUN_PLANES,
-    STREAMING_ALONG_Y_F32, STREAMING_ALONG_Y_F64, STREAMING_F32, STREAMING_F32_H100, STREAMING_F64,
-    STREAMING_F64_H100, STREAMING_MIN_BLOCKS_PER_SM, STREAMING_SWEEP_F32, STREAMING_SWEEP_F64, StreamAxis,
-    StreamingKernel, StreamingShape, TunedCard,
+    IN_WAVES, KEPT_L2_PERCENT_F32, KEPT_L2_PERCENT_F64, MAX_CLUSTER, NO_CLUSTER, STREAMING_ALONG_Y_F32,
+    STREAMING_ALONG_Y_F64, STREAMING_F32, STREAMING_F32_H100, STREAMING_F64, STREAMING_F64_H100,
+    STREAMING_MIN_BLOCKS_PER_SM, STREAMING_SWEEP_F32, STREAMING_SWEEP_F64, StreamAxis, StreamingKernel,
+    StreamingShape, TunedCard,
 };
 use gpu_kernels::stencil::{Grid3, STREAMING_KERNELS_F32, STREAMING_KERNELS_F64, Window};
 
@@ -202,7 +202,8 @@ pub struct StreamingLaunch {
 /// them), on a GPU that holds `resident` blocks of the shape at once (the occupancy
 /// calculator's): blocks cover the plane's tiles, and `⌈planes of z / planes⌉` blocks share each
 /// column of tiles along z. [`IN_WAVES`]: if the tiles are at most `resident`, `resident / tiles`
-/// runs per column (at least one), so the launch is one wave; else runs of [`RUN_PLANES`].
+/// runs per column (at least one), so the launch is one wave; else runs of
+/// [`StreamingKernel::run_planes`] (32 planes, longer for tiles by tensor copies).
 /// Along y ([`StreamAxis::Y`]) the same with the roles of y and z swapped: blocks cover the x
 /// extent and the planes `z`, and share the grid's rows. In clusters of [`cluster_size`] blocks
 /// (`resident` then counts blocks in whole clusters).
@@ -219,7 +220,7 @@ pub fn launch(shape: StreamingShape, grid: Grid3, z: Range<u32>, resident: usize
     let resident = u32::try_from(resident).unwrap_or(u32::MAX);
     let runs = match shape.planes {
         IN_WAVES if tiles <= resident => (resident / tiles).clamp(1, planes),
-        IN_WAVES => planes.div_ceil(RUN_PLANES),
+        IN_WAVES => planes.div_ceil(shape.kernel.run_planes()),
         per_block => planes.div_ceil(per_block),
     };
     let grid_dim = (columns, rows, runs);
@@ -297,8 +298,9 @@ pub fn check(shape: StreamingShape, grid: Grid3) -> Result<()> {
 /// The blocks of a launch of `shape` over the whole grid on a GPU that holds `resident` of them
 /// at once: blocks of `shape.block` threads cover the x–y plane, each thread a `rows × vector`
 /// patch, and `⌈nz / planes⌉` blocks share each column of patches along z (a shape [`IN_WAVES`]:
-/// one wave if the GPU holds a block for every tile, else runs of [`RUN_PLANES`], as [`launch`]
-/// says). For the star and box kernels, which take no window and walk along z only.
+/// one wave if the GPU holds a block for every tile, else runs of
+/// [`StreamingKernel::run_planes`], as [`launch`] says). For the star and box kernels, which
+/// take no window and walk along z only.
 pub fn launch_config(shape: StreamingShape, grid: Grid3, resident: usize) -> Result<LaunchConfig> {
     if shape.axis != StreamAxis::Z {
         return Err(Error::BadArgument(format!(
@@ -419,7 +421,9 @@ impl fmt::Display for Describe {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use gpu_kernels::stencil::tiles::{CLUSTER_SWEEP, NO_CLUSTER};
+    use gpu_kernels::stencil::tiles::{
+        CLUSTER_SWEEP, HALO_BY_TENSOR_COPY, NO_CLUSTER, RUN_PLANES, TENSOR_RUN_PLANES,
+    };
 
     const CUBE_512: Grid3 = Grid3 { nx: 512, ny: 512, nz: 512 };
 
@@ -707,6 +711,16 @@ mod tests {
         // 4 × 64 tiles on 1024-point rows outnumber 132 blocks: runs of RUN_PLANES planes.
         let wide = Grid3 { nx: 1024, ny: 512, nz: 256 };
         assert_eq!(blocks(wide, 0..256, 132), ((4, 64, 256 / RUN_PLANES), (0, 256)));
+        // Tiles by tensor copies walk longer runs there: 2 of 128 planes, not 8 of 32.
+        let tensor = StreamingShape { kernel: kernel(2, 4, HALO_BY_TENSOR_COPY, 0), block: [32, 4], ..shape };
+        let columns_rows = (1024 / 64, 512 / 16);
+        assert_eq!(
+            launch(tensor, wide, 0..256, 264).unwrap().config.grid_dim,
+            (columns_rows.0, columns_rows.1, 256 / TENSOR_RUN_PLANES)
+        );
+        assert_eq!(256 / TENSOR_RUN_PLANES, 2);
+        // In one wave where the GPU holds a block for every tile, as the other kernels.
+        assert_eq!(launch(tensor, CUBE_512, 0..512, 264).unwrap().config.grid_dim, (8, 32, 1));
         // Planes per block: over the window, whatever the resident blocks.
         let runs = StreamingShape { planes: 32, ..shape };
         assert_eq!(launch(runs, wide, 8..100, 1).unwrap().config.grid_dim, (4, 64, 3));
