@@ -121,12 +121,12 @@ pub const RUN_PLANES: u32 = 32;
 
 /// [`RUN_PLANES`] for the tiles by tensor copies ([`HALO_BY_TENSOR_COPY`]): each run reads the
 /// `2R` planes beyond its ends too (8 more for 32 planes of the star25, 25 %; 6 % for 128), and
-/// fewer blocks fill and drain their rings. On an H200 (2026-12-07,
-/// calls 10–12 of the 16:43 session on one machine, the same binary, `stencil --launch "32x4 v2
-/// r4 a3 p0 zN"`, 256×512×1024 in `f64`, whose 512 tiles are more than its 264 resident blocks)
-/// one step took 0.7388–0.7393 ms in runs of 32 planes, 0.6983 / 0.6987 in runs of 64 and 0.6776
-/// in runs of 128 (74.9 % of the copy), 8.3 % less than 32; on an H100 runs of 64 took 3.5 % less
-/// than 32 there (0.8559–0.8593 ms against 0.8876–0.8883; its table names runs of 32).
+/// fewer blocks fill and drain their rings. On an H200 (2026-12-07, calls 10–12 of the 16:43
+/// session on one machine, the same binary, `stencil --launch "32x4 v2 r4 a3 p0 zN"`,
+/// 256×512×1024 in `f64`, whose 512 tiles are more than its 264 resident blocks) one step took
+/// 0.7388–0.7393 ms in runs of 32 planes, 0.6983 / 0.6987 in runs of 64 and 0.6776 in runs of
+/// 128 (74.9 % of the copy), 8.3 % less than 32; on an H100 runs of 64 took 3.5 % less than 32
+/// there (0.8559–0.8593 ms against 0.8876–0.8883; its table names runs of 32).
 pub const TENSOR_RUN_PLANES: u32 = 128;
 
 impl StreamingKernel {
@@ -314,8 +314,8 @@ pub const STAR25_F32: StreamingShape = shape([32, 16], 4, 1, 1, SHAPE_PREFETCH, 
 /// 200 steps 0.7135 ms a step against 0.8091 (71.1 % against 62.8 %). In runs of 32 / 64 / 128
 /// planes one step took 0.7109–0.7123 / 0.6810 / 0.6641 ms (the call before). On 256×512×1024,
 /// whose 512 tiles are more than a wave, the launch walks runs of [`TENSOR_RUN_PLANES`] (128):
-/// 0.6776 ms against 0.7388 for runs of 32 and 0.8346 for the former default. Where the tensor copies
-/// cannot run, one row with its halo a plane ahead in runs of [`RUN_PLANES`] runs instead
+/// 0.6776 ms against 0.7388 for runs of 32 and 0.8346 for the former default. Where the tensor
+/// copies cannot run, one row with its halo a plane ahead in runs of [`RUN_PLANES`] runs instead
 /// (`high_order::without_tensor_copies` in `host`).
 pub const STAR25_F64: StreamingShape = shape([32, 4], 2, 4, HALO_BY_TENSOR_COPY, 0, IN_WAVES);
 

@@ -711,14 +711,13 @@ mod tests {
         // 4 × 64 tiles on 1024-point rows outnumber 132 blocks: runs of RUN_PLANES planes.
         let wide = Grid3 { nx: 1024, ny: 512, nz: 256 };
         assert_eq!(blocks(wide, 0..256, 132), ((4, 64, 256 / RUN_PLANES), (0, 256)));
-        // Tiles by tensor copies walk longer runs there: 2 of 128 planes, not 8 of 32.
+        // Tiles by tensor copies (16 × 32 tiles of 64 × 16 points, more than 264 blocks) walk
+        // longer runs there: 2 of 128 planes, not 8 of 32.
         let tensor = StreamingShape { kernel: kernel(2, 4, HALO_BY_TENSOR_COPY, 0), block: [32, 4], ..shape };
-        let columns_rows = (1024 / 64, 512 / 16);
         assert_eq!(
             launch(tensor, wide, 0..256, 264).unwrap().config.grid_dim,
-            (columns_rows.0, columns_rows.1, 256 / TENSOR_RUN_PLANES)
+            (16, 32, 256 / TENSOR_RUN_PLANES)
         );
-        assert_eq!(256 / TENSOR_RUN_PLANES, 2);
         // In one wave where the GPU holds a block for every tile, as the other kernels.
         assert_eq!(launch(tensor, CUBE_512, 0..512, 264).unwrap().config.grid_dim, (8, 32, 1));
         // Planes per block: over the window, whatever the resident blocks.
