@@ -21,7 +21,7 @@
 
 use super::Grid3;
 use super::star::{Arm, StarCoeffs, weigh, weigh_pair};
-use super::star_streaming::x_arm;
+use super::star_streaming::{patch_x_interior, x_arm};
 use super::streaming::{RunPolicies, ThreadWork, Walk, thread_work};
 use super::tiles::{RING_QUEUE, SHAPE_PREFETCH};
 use crate::Real;
@@ -85,7 +85,7 @@ pub unsafe fn stencil_star_rows_streaming<
     let left_of = |n: usize| (k_start as i64 - ((n + 1) * V) as i64).max(0) as usize;
     let right_of = |n: usize| (k_start as usize + (n + 1) * V).min(nx as usize - V);
     let interior = |v: u32, n: u32| v >= R as u32 && v + (R as u32) < n;
-    let x_interior: [bool; V] = core::array::from_fn(|e| interior(k_start + e as u32, nx));
+    let x_interior = patch_x_interior::<R, V>(k_start as usize, nx as usize);
     let y_interior: [bool; ROWS] = core::array::from_fn(|r| interior(j + r as u32, ny));
     let second_row_in_grid = j + 1 < ny;
 
@@ -150,7 +150,7 @@ pub unsafe fn stencil_star_rows_streaming<
                         plus: core::array::from_fn(|d| queue[slot(R + 1 + d)][r][e]),
                     };
                     let value = weigh(sum[r][e], c.z, z);
-                    if z_interior && y_interior[r] && x_interior[e] { value } else { centre[r][e] }
+                    if z_interior && y_interior[r] && x_interior(e) { value } else { centre[r][e] }
                 })
             });
             for r in 0..ROWS {

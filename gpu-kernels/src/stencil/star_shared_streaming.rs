@@ -28,7 +28,7 @@
 
 use super::Grid3;
 use super::star::StarCoeffs;
-use super::star_streaming::patch_point;
+use super::star_streaming::{patch_point, patch_x_interior};
 use super::streaming::{RunPolicies, Walk};
 use super::tiles::HaloRing;
 use crate::Real;
@@ -134,7 +134,7 @@ pub unsafe fn stencil_star_shared_streaming<
     };
 
     let interior = |v: usize, n: u32| v >= R && v + R < n as usize;
-    let x_interior: [bool; V] = core::array::from_fn(|e| interior(k + e, nx));
+    let x_interior = patch_x_interior::<R, V>(k, nx as usize);
     let y_interior = interior(j, ny);
     let z_interior = |i: u32| i >= R as u32 && i + (R as u32) < nz;
 
@@ -173,7 +173,7 @@ pub unsafe fn stencil_star_shared_streaming<
             let z_interior = z_interior(i);
             let out: [T; V] = core::array::from_fn(|e| {
                 let value = patch_point(c, centre, [left, right, above, below], &queue, slot, e);
-                if z_interior && y_interior && x_interior[e] { value } else { centre[e] }
+                if z_interior && y_interior && x_interior(e) { value } else { centre[e] }
             });
             if inside {
                 // SAFETY: the patch is in the grid, so `here` is its unclamped offset.

@@ -106,7 +106,7 @@ pub unsafe fn stencil_star_streaming<
         }
     };
     let interior = |v: u32, n: u32| v >= R as u32 && v + (R as u32) < n;
-    let x_interior: [bool; V] = core::array::from_fn(|e| interior(k_start + e as u32, nx));
+    let x_interior = patch_x_interior::<R, V>(k_start as usize, nx as usize);
     let y_interior = interior(j, ny);
 
     // The register queue along z, planes `i − R ..= i + R`, is a ring up to `RING_QUEUE` planes:
@@ -136,7 +136,7 @@ pub unsafe fn stencil_star_streaming<
             let z_interior = interior(i, nz);
             let out: [T; V] = core::array::from_fn(|e| {
                 let value = patch_point(c, centre, [left, right, above, below], &queue, slot, e);
-                if z_interior && y_interior && x_interior[e] { value } else { centre[e] }
+                if z_interior && y_interior && x_interior(e) { value } else { centre[e] }
             });
             // SAFETY: the row is in the grid (`j < ny`), so `here` is its unclamped offset.
             unsafe {
@@ -159,6 +159,21 @@ pub unsafe fn stencil_star_streaming<
         let shift = if size_of::<T>() == 4 && V == 4 { 3 } else { 1 };
         shift_loop!(plane, i, i_end, queue, QUEUE, shift; 0 1 2);
     }
+}
+
+/// Whether point `e` of the `V`-point patch starting at column `k` (a multiple of `V`, which
+/// divides `nx`) lies more than `R` columns from both x faces. Where `V` divides `R` the answer is
+/// the patch's alone, all or none of its points (the faces' `R` columns are whole patches), and
+/// one predicate a plane keeps the patch's boundary where each point would need its own (an
+/// array of `V` equal flags does not do: LLVM packs it into one word and tests each byte).
+#[inline(always)]
+pub(super) fn patch_x_interior<const R: usize, const V: usize>(
+    k: usize,
+    nx: usize,
+) -> impl Fn(usize) -> bool + Copy {
+    let interior = move |v: usize| v >= R && v + R < nx;
+    let patch = interior(k);
+    move |e| if R.is_multiple_of(V) { patch } else { interior(k + e) }
 }
 
 /// The order-`R` star at point `e` of a thread's patch of `V` points (`centre`, the plane `R` of
@@ -204,5 +219,34 @@ pub(super) fn x_arm<T: Real, const R: usize, const V: usize>(
             None => centre[e + 1 + d],
             Some(o) => right[o / V][o % V],
         }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::patch_x_interior;
+
+    /// The patch's predicate equals each point's own test, for the orders and vectors built
+    /// (uniform where `V` divides `R`), at every patch of rows from the thinnest up.
+    fn patches_agree_with_their_points<const R: usize, const V: usize>() {
+        for nx in (V..=12 * V).step_by(V).filter(|&nx| nx > 2 * R) {
+            for k in (0..nx).step_by(V) {
+                let patch = patch_x_interior::<R, V>(k, nx);
+                for e in 0..V {
+                    let own = k + e >= R && k + e + R < nx;
+                    assert_eq!(patch(e), own, "R {R} V {V} nx {nx} k {k} e {e}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_patch_is_interior_exactly_where_its_points_are() {
+        patches_agree_with_their_points::<1, 1>();
+        patches_agree_with_their_points::<2, 2>();
+        patches_agree_with_their_points::<2, 4>();
+        patches_agree_with_their_points::<4, 2>();
+        patches_agree_with_their_points::<4, 4>();
+        patches_agree_with_their_points::<1, 4>();
     }
 }

@@ -26,7 +26,7 @@
 
 use super::Grid3;
 use super::star::StarCoeffs;
-use super::star_streaming::patch_point;
+use super::star_streaming::{patch_point, patch_x_interior};
 use super::tiles::TensorRing;
 use crate::Real;
 use crate::device::bulk::Barrier;
@@ -123,7 +123,7 @@ pub unsafe fn stencil_star_tensor_streaming<
     let own = (R + ty * ROWS) * row_len + side + tx * V;
     let (k, j) = (k0 + tx * V, j0 + ty * ROWS);
     let interior = |v: usize, n: u32| v >= R && v + R < n as usize;
-    let x_interior: [bool; V] = core::array::from_fn(|e| interior(k + e, nx));
+    let x_interior = patch_x_interior::<R, V>(k, nx as usize);
     let row_stride = grid.row_stride();
 
     // The queue along z, oldest plane first: `queue[q][r]` is row `r` of plane `i − R + q`.
@@ -162,7 +162,7 @@ pub unsafe fn stencil_star_tensor_streaming<
                 let y_interior = interior(j + r, ny);
                 let out: [T; V] = core::array::from_fn(|e| {
                     let value = patch_point(c, centre, [left, right, above, below], &column, |q| q, e);
-                    if z_interior && y_interior && x_interior[e] { value } else { centre[e] }
+                    if z_interior && y_interior && x_interior(e) { value } else { centre[e] }
                 });
                 if k < nx as usize && j + r < ny as usize {
                     // SAFETY: the patch lies in the grid (`V` divides `nx`).
