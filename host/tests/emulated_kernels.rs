@@ -491,6 +491,7 @@ fn star_tensor_matches<T: Element, const V: usize>() {
         let kernel: unsafe fn(*const T, *mut T, Grid3, StarCoeffs<T, 4>, *const TensorMap) =
             match (block, rows) {
                 ([32, 4], 4) => stencil_star_tensor_streaming::<T, 4, V, 9, 32, 4, 4>,
+                ([32, 8], 4) => stencil_star_tensor_streaming::<T, 4, V, 9, 32, 8, 4>,
                 _ => panic!("the built tensor-copy kernel {block:?} r{rows} has no case here"),
             };
         for (nz, ny, nx) in [(16, 11, 12), (21, 19, 40), (9, 9, 12), (70, 9, 12), (12, 37, 24)] {

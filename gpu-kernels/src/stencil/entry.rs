@@ -286,11 +286,13 @@ macro_rules! star_tensor_entry_points {
     )*};
 }
 
-// The 25-point star in blocks of 32×4 threads of four rows of one 16-byte patch: the CUDA
-// prototype's fastest on an H100 (docs/stencil-h200.md, 2026-12-07).
+// The 25-point star in blocks of 32×4 threads of four rows of one 16-byte patch (the CUDA
+// prototype's fastest on an H100, the H200's default), and in `f64` of 32×8 (the H100's default:
+// tiles of 72×40 for 64×32 points, 17 % fewer reads than 72×24 for 64×16; docs/stencil-h200.md,
+// 2026-12-07 19:19). 32×8 in `f32`, and two rows in 32×8, ran slower on an H100.
 star_tensor_entry_points! {
     STAR_TENSOR_KERNELS_F32: f32 => [(4, 4, 32, 4, 4)];
-    STAR_TENSOR_KERNELS_F64: f64 => [(4, 2, 32, 4, 4)];
+    STAR_TENSOR_KERNELS_F64: f64 => [(4, 2, 32, 4, 4), (4, 2, 32, 8, 4)];
 }
 
 /// Stamps out the box stencil's entry points `stencil_box27_v<V>_r<ROWS>_<t>` for each

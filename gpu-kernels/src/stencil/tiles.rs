@@ -379,16 +379,20 @@ impl TunedCard {
 pub const STAR25_F32_H100: StreamingShape = StreamingShape { planes: RUN_PLANES, ..STAR25_F32 };
 
 /// [`STAR25_F64`] on an H100: the tiles brought by tensor copies ([`HALO_BY_TENSOR_COPY`],
-/// `star_tensor_streaming.rs`), 32×4 threads of four rows of 2 points, runs of [`RUN_PLANES`]
-/// planes. One call on an H100 80GB HBM3 (2026-12-07 17:04, `stencil --launch`, median of 20,
-/// alternating with the former default, one row a thread with its halo a plane ahead in
-/// registers, [`STAR25_F64_H100_REGISTERS`]): at 512³ one step 0.8261–0.8275 ms, 86.1–86.5 % of
-/// the same run's copy, against 0.8972–0.8974 ms (79.5–79.7 %), 7.9 % less time (three rounds);
-/// 200 steps 0.8340 ms a step against 0.9242 (85.3 % against 77.1 %); 256×512×1024 0.8876–0.8883
-/// ms against 0.9303–0.9308 (runs of 64 planes there: 0.8559–0.8593). Where the tensor copies
-/// cannot run (rows of a length no 16-byte row holds, grids past the copy engine's limits), the
-/// former default runs (`high_order::without_tensor_copies` in `host`).
-pub const STAR25_F64_H100: StreamingShape = shape([32, 4], 2, 4, HALO_BY_TENSOR_COPY, 0, RUN_PLANES);
+/// `star_tensor_streaming.rs`) in blocks of 32×8 threads of four rows of 2 points (tiles of
+/// 72×40 for 64×32 points: 1.41 reads a point against 1.69 in 32×4 blocks; one block an SM),
+/// runs of 128 planes. One call on an H100 80GB HBM3 (2026-12-07 21:22–21:26, held warm,
+/// `stencil --launch`, median of 20, alternating rounds): at 512³ one step 0.7773 / 0.7773 ms,
+/// 91.5–92.2 % of the same run's copy, against 0.8252 / 0.8255 ms (86.2–86.6 %) for 32×4 blocks in
+/// runs of 32 (the default before), 5.8 % less time; runs of 256 / 64 / 32 / one wave 0.7756 /
+/// 0.7904 / 0.8161 / 0.8443–0.8555; 200 steps 0.7763 ms a step against 0.8207; 256×512×1024
+/// 0.8153 ms (87.3 %) against 0.8710 for 32×4 blocks in runs of 128 and 0.8800 in runs of 32. The
+/// 32×4 blocks had taken 7.9 % less time than the one-row kernel ([`STAR25_F64_H100_REGISTERS`],
+/// 2026-12-07 17:04: 0.8261–0.8275 ms against 0.8972–0.8974). Where the tensor copies cannot run
+/// (rows of a length no 16-byte row holds, grids past the copy engine's limits), one row with its
+/// halo a plane ahead runs in the same blocks (`high_order::without_tensor_copies` in `host`),
+/// the best block of that kernel in the H100's sweep.
+pub const STAR25_F64_H100: StreamingShape = shape([32, 8], 2, 4, HALO_BY_TENSOR_COPY, 0, 128);
 
 /// [`STAR25_F64_H100`] before the tensor copies (2026-12-06 to 12-07): one row of 2 points a
 /// thread, halo a plane ahead, 32×4 threads, runs of [`RUN_PLANES`] planes (the H200's default
