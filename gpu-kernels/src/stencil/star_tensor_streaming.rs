@@ -16,11 +16,12 @@
 //! wait in shared memory, not in registers: on an H100 the CUDA prototype of this kernel ran at 8
 //! warps an SM where the register kernels run out of latency hiding (docs/stencil-h200.md).
 //!
-//! Measured at 512³ (docs/stencil-h200.md, 2026-12-07 16:43), in `f64` with 32×4 threads of four
-//! rows, the default on both cards since: on an H200 in one wave 78.0–78.5 % of the copy, 16.8 %
-//! less time than the two-row kernel of `star_rows_streaming.rs`; on an H100 in runs of 32 planes
-//! 86.1–86.5 %, 7.8–7.9 % less than the one-row kernel of `star_streaming.rs`. In `f32` it is
-//! slower than the default on both (8 warps an SM leave the schedulers idle).
+//! Measured at 512³ in `f64` (docs/stencil-h200.md, 2026-12-07), the default on both cards
+//! since: on an H200 with 32×4 threads of four rows in one wave 78.0–78.5 % of the copy, 16.8 %
+//! less time than the two-row kernel of `star_rows_streaming.rs`; on an H100 with 32×8 threads
+//! (taller tiles, fewer halo reads) in runs of 128 planes 91.5–92.2 %, 5.8 % less than 32×4 in
+//! runs of 32, which had taken 7.8–7.9 % less than the one-row kernel of `star_streaming.rs`. In
+//! `f32` it is slower than the default on both (8 warps an SM leave the schedulers idle).
 //!
 //! Results are bitwise those of the CPU reference: the same formula (`StarCoeffs::apply`).
 
