@@ -121,7 +121,7 @@ pub fn entry_point(shape: StreamingShape, precision: Precision) -> Result<String
 /// `shape` with fewer planes per block (halved, down to one) while the grid gives fewer than
 /// [`STREAMING_MIN_BLOCKS_PER_SM`] blocks per SM: on small grids the default's long runs along z
 /// would leave most SMs idle. On grids so long along the walk that its runs would outnumber
-/// CUDA's limit of blocks along z ([`MAX_GRID_YZ`]), more planes per block instead, as few as keep
+/// CUDA's limit of blocks along z (`MAX_GRID_YZ`), more planes per block instead, as few as keep
 /// within it (runs of 8 planes reach it at 524,281 planes). Shapes launched [`IN_WAVES`] fill the
 /// GPU by themselves.
 pub fn fill(shape: StreamingShape, grid: Grid3, multiprocessors: u32) -> StreamingShape {
@@ -176,7 +176,7 @@ fn cluster_dividing(rows: u32, most: u32) -> u32 {
     (1..=most.clamp(1, MAX_CLUSTER)).rev().find(|size| rows.is_multiple_of(*size)).unwrap_or(1)
 }
 
-/// Refuses a cluster of `cluster` blocks: 1 ([`NO_CLUSTER`](gpu_kernels::stencil::tiles::NO_CLUSTER))
+/// Refuses a cluster of `cluster` blocks: 1 ([`NO_CLUSTER`])
 /// to [`MAX_CLUSTER`].
 pub fn check_cluster(cluster: u32) -> Result<()> {
     if !(1..=MAX_CLUSTER).contains(&cluster) {
