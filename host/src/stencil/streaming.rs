@@ -203,7 +203,7 @@ pub struct StreamingLaunch {
 /// calculator's): blocks cover the plane's tiles, and `⌈planes of z / planes⌉` blocks share each
 /// column of tiles along z. [`IN_WAVES`]: if the tiles are at most `resident`, `resident / tiles`
 /// runs per column (at least one), so the launch is one wave; else runs of
-/// [`StreamingKernel::run_planes`] (32 planes, longer for tiles by tensor copies).
+/// [`StreamingKernel::run_planes`] (longer for tiles by tensor copies).
 /// Along y ([`StreamAxis::Y`]) the same with the roles of y and z swapped: blocks cover the x
 /// extent and the planes `z`, and share the grid's rows. In clusters of [`cluster_size`] blocks
 /// (`resident` then counts blocks in whole clusters).
